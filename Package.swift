@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+// asicfs: ASiC-E signature containers as folders. No outside Swift packages: only the
+// toolchain and Debian's C libraries (system-library targets below).
+import PackageDescription
+
+let package = Package(
+    name: "asicfs",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "asicfs", targets: ["asicfs"]),
+        .library(name: "ASiC", targets: ["ASiC"]),
+    ],
+    targets: [
+        // Thin C modules: a module map plus one shim header each.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
+        .systemLibrary(name: "CLinux"),
+        .systemLibrary(name: "CPCSC", pkgConfig: "libpcsclite", providers: [.apt(["libpcsclite-dev"])]),
+
+        // The container core: ZIP, manifest, data files, atomic saves.
+        .target(name: "ASiC", dependencies: ["CZlib", "CLibXML2", "CLinux"]),
+        // Command-line parsing, configuration and the commands; no container logic of its own.
+        .target(name: "CLI", dependencies: ["ASiC"]),
+        .executableTarget(name: "asicfs", dependencies: ["CLI"]),
+
+        // Fuzz entry points: a corpus replayer by default, libFuzzer targets with -DFUZZING.
+        .executableTarget(name: "fuzz-zip", dependencies: ["ASiC"], path: "Fuzz/fuzz-zip"),
+        .executableTarget(name: "fuzz-manifest", dependencies: ["ASiC"], path: "Fuzz/fuzz-manifest"),
+        // Benchmark harness (run by `make bench`, not by CI).
+        .executableTarget(name: "asicfs-bench", dependencies: ["ASiC"], path: "Benchmarks/asicfs-bench"),
+
+        .testTarget(name: "ASiCTests", dependencies: ["ASiC"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "CLITests", dependencies: ["CLI"]),
+    ]
+)

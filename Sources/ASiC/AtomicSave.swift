@@ -1,0 +1,65 @@
+import Foundation
+
+/// Replaces a file atomically: write a temporary beside it, fsync, rename over it, fsync the
+/// folder. Readers see the old file or the new one, never a mix; a failure at any point (disk
+/// full, permission denied, a kill) leaves the original byte-identical.
+enum AtomicSave {
+    /// Runs `body` on a fresh temporary next to `path` and, if it succeeds, puts it in place.
+    /// The new file keeps the original's permissions (and owner, where allowed).
+    static func replace(_ path: String, body: (PosixFile) throws -> Void) throws {
+        let target = resolvedTarget(path)
+        let folder = (target as NSString).deletingLastPathComponent.isEmpty ? "." : (target as NSString).deletingLastPathComponent
+        let base = (target as NSString).lastPathComponent
+        removeStaleTemporaries(in: folder, base: base)
+
+        var original = stat()
+        let exists = stat(target, &original) == 0
+        let temporaryPath = "\(folder)/.\(base).asicfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let temporary = try PosixFile.createExclusive(temporaryPath)
+        do {
+            try body(temporary)
+            try temporary.sync()
+            let mode = exists ? original.st_mode & 0o7777 : 0o666 & ~currentUmask()
+            fchmod(temporary.fd, mode)
+            if exists, getuid() == 0 { fchown(temporary.fd, original.st_uid, original.st_gid) }
+            guard rename(temporaryPath, target) == 0 else {
+                throw ContainerError.io(path: target, operation: "cannot replace", errno: errno)
+            }
+        } catch {
+            unlink(temporaryPath)
+            throw error
+        }
+        syncFolder(folder)
+    }
+
+    /// Follows a symbolic link so that saving replaces the file it points to, not the link.
+    private static func resolvedTarget(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    private static func syncFolder(_ folder: String) {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    private static func currentUmask() -> mode_t {
+        let mask = umask(0o022)
+        umask(mask)
+        return mask
+    }
+
+    /// A process killed mid-save leaves its temporary behind; remove those whose writer is gone.
+    private static func removeStaleTemporaries(in folder: String, base: String) {
+        let prefix = ".\(base).asicfs-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            let rest = name.dropFirst(prefix.count)
+            guard let pid = rest.split(separator: "-").first.flatMap({ Int32($0) }) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink("\(folder)/\(name)") }
+        }
+    }
+}

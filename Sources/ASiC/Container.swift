@@ -1,0 +1,248 @@
+import Foundation
+
+/// The two container forms asicfs reads. ASiC-E holds many data files and XAdES signatures;
+/// ASiC-S holds one data file and a time-stamp or signature over it (listing and extraction only).
+public enum ContainerKind: String, Sendable {
+    case asicE = "ASiC-E"
+    case asicS = "ASiC-S"
+
+    public var mediaType: String { self == .asicE ? MediaType.asicE : MediaType.asicS }
+}
+
+/// A data file of a container, as its central directory and manifest describe it.
+public struct DataFile: Sendable, Equatable {
+    public let name: String
+    public let mediaType: String
+    public let size: Int64
+    public let compressedSize: Int64
+    public let isCompressed: Bool
+    public let modified: Date
+    let entry: ZipEntry
+}
+
+/// A signature (or time-stamp) file under META-INF.
+public struct SignatureFile: Sendable, Equatable {
+    public let name: String
+    public let size: Int64
+    let entry: ZipEntry
+}
+
+/// An opened container: an immutable snapshot of one version of the file on disk.
+/// It keeps that version open, so reads stay consistent even after a save replaces the file.
+/// Changes go through `edit()`, whose `save()` writes a new file and returns its snapshot.
+public final class Container: @unchecked Sendable {
+    public let path: String
+    public let kind: ContainerKind
+    public let dataFiles: [DataFile]
+    public let signatureFiles: [SignatureFile]
+    /// Size of the container file in bytes.
+    public let fileSize: Int64
+
+    let file: PosixFile
+    let directory: ZipDirectory
+    let mimetypeEntry: ZipEntry
+    let manifestEntry: ZipEntry?
+    /// Entries that are neither data, manifest nor signatures (other META-INF files, folders): kept on save.
+    let otherEntries: [ZipEntry]
+
+    private let cacheLock = NSLock()
+    private var contentCache: [String: EntryContent] = [:]
+
+    public var isSigned: Bool { !signatureFiles.isEmpty }
+
+    public static let maximumMetadataSize: Int64 = 64 << 20
+
+    private init(path: String, kind: ContainerKind, dataFiles: [DataFile], signatureFiles: [SignatureFile],
+                 file: PosixFile, directory: ZipDirectory, mimetypeEntry: ZipEntry, manifestEntry: ZipEntry?,
+                 otherEntries: [ZipEntry], fileSize: Int64) {
+        self.path = path
+        self.kind = kind
+        self.dataFiles = dataFiles
+        self.signatureFiles = signatureFiles
+        self.file = file
+        self.directory = directory
+        self.mimetypeEntry = mimetypeEntry
+        self.manifestEntry = manifestEntry
+        self.otherEntries = otherEntries
+        self.fileSize = fileSize
+    }
+
+    /// Opens and checks a container. Any broken rule is an error with a one-line reason.
+    public static func open(_ path: String) throws -> Container {
+        let file = try PosixFile.openForReading(path)
+        let status = try file.status()
+        if status.st_mode & S_IFMT == S_IFDIR {
+            throw ContainerError.io(path: path, operation: "cannot open", errno: EISDIR)
+        }
+        let directory = try ZipDirectory.read(from: file)
+        let entries = directory.entries
+        if entries.isEmpty { throw ContainerError.notASiC("the ZIP has no entries") }
+        try checkEntries(entries, dataLimit: directory.centralDirectoryOffset)
+
+        // The mimetype must be the first entry in the file (ETSI EN 319 162-1, A.1).
+        guard let mimetypeEntry = entries.first(where: { $0.localHeaderOffset == 0 }),
+              mimetypeEntry.name == EntryName.mimetype else {
+            throw ContainerError.notASiC("the first entry is not 'mimetype'")
+        }
+        let mimetype = try readMimetype(mimetypeEntry, file: file, limit: directory.centralDirectoryOffset)
+        let kind: ContainerKind
+        switch mimetype {
+        case MediaType.asicE: kind = .asicE
+        case MediaType.asicS: kind = .asicS
+        default: throw ContainerError.notASiC("its mimetype is '\(mimetype)', not an ASiC-E or ASiC-S type")
+        }
+
+        var dataEntries: [ZipEntry] = []
+        var signatureEntries: [ZipEntry] = []
+        var otherEntries: [ZipEntry] = []
+        var manifestEntry: ZipEntry? = nil
+        for entry in entries where entry.localHeaderOffset != 0 {
+            if entry.name == Manifest.path {
+                manifestEntry = entry
+            } else if entry.name.hasPrefix(EntryName.metaInfPrefix) {
+                if isSignatureFile(entry.name, kind: kind) { signatureEntries.append(entry) } else { otherEntries.append(entry) }
+            } else if entry.isDirectory {
+                otherEntries.append(entry)
+            } else {
+                dataEntries.append(entry)
+            }
+        }
+
+        var manifest: Manifest? = nil
+        if let manifestEntry {
+            let location = try EntryLocation.resolve(manifestEntry, in: file, dataLimit: directory.centralDirectoryOffset)
+            manifest = try Manifest.parse(EntryStream.readAll(location, in: file, limit: Manifest.sizeLimit))
+        }
+
+        var mediaTypes: [String: String] = [:]
+        switch kind {
+        case .asicE:
+            guard let manifest else { throw ContainerError.notASiC("META-INF/manifest.xml is missing") }
+            guard manifest.containerMediaType == mimetype else {
+                throw ContainerError.notASiC(
+                    "the manifest's '/' media type '\(manifest.containerMediaType)' differs from the mimetype")
+            }
+            let zipNames = Set(dataEntries.map(\.name))
+            for file in manifest.files where !file.fullPath.hasPrefix(EntryName.metaInfPrefix) {
+                guard zipNames.contains(file.fullPath) else {
+                    throw ContainerError.notASiC("the manifest lists '\(file.fullPath)', which is not in the ZIP")
+                }
+                try EntryName.validate(file.fullPath)
+                mediaTypes[file.fullPath] = file.mediaType
+            }
+            for entry in dataEntries where mediaTypes[entry.name] == nil {
+                throw ContainerError.notASiC("'\(entry.name)' is in the ZIP but not in the manifest")
+            }
+        case .asicS:
+            guard dataEntries.count == 1 else {
+                throw ContainerError.notASiC("an ASiC-S container must hold exactly one data file, not \(dataEntries.count)")
+            }
+            if dataEntries[0].name.contains("/") {
+                throw ContainerError.notASiC("the ASiC-S data file '\(dataEntries[0].name)' is inside a subfolder")
+            }
+            if signatureEntries.isEmpty {
+                throw ContainerError.notASiC("the ASiC-S container has no time-stamp or signature")
+            }
+            for file in manifest?.files ?? [] { mediaTypes[file.fullPath] = file.mediaType }
+        }
+
+        let dataFiles = dataEntries.map { entry in
+            DataFile(name: entry.name, mediaType: mediaTypes[entry.name] ?? MediaType.guess(forName: entry.name),
+                     size: Int64(entry.uncompressedSize), compressedSize: Int64(entry.compressedSize),
+                     isCompressed: entry.isDeflated, modified: entry.modified, entry: entry)
+        }
+        let signatureFiles = signatureEntries.map {
+            SignatureFile(name: $0.name, size: Int64($0.uncompressedSize), entry: $0)
+        }
+        return Container(path: path, kind: kind, dataFiles: dataFiles, signatureFiles: signatureFiles, file: file,
+                         directory: directory, mimetypeEntry: mimetypeEntry, manifestEntry: manifestEntry,
+                         otherEntries: otherEntries, fileSize: Int64(status.st_size))
+    }
+
+    /// Structural checks on every entry: safe names, no duplicates, supported methods, no overlap
+    /// (overlapping entries are how the densest zip bombs reuse one compressed stream).
+    private static func checkEntries(_ entries: [ZipEntry], dataLimit: UInt64) throws {
+        var names = Set<String>()
+        for entry in entries {
+            try EntryName.validate(entry.name, isDirectory: entry.isDirectory)
+            guard names.insert(entry.name).inserted else {
+                throw ContainerError.notASiC("the ZIP holds '\(entry.name)' twice")
+            }
+            if entry.flags & (ZipFlag.encrypted | ZipFlag.strongEncryption) != 0 {
+                throw ContainerError.unsupported("'\(entry.name)' is encrypted")
+            }
+            if entry.method != ZipMethod.stored && entry.method != ZipMethod.deflated {
+                throw ContainerError.unsupported("compression method \(entry.method) of '\(entry.name)'")
+            }
+        }
+        let byOffset = entries.sorted { $0.localHeaderOffset < $1.localHeaderOffset }
+        for (index, entry) in byOffset.enumerated() {
+            let end = entry.localHeaderOffset &+ 30 &+ UInt64(entry.rawName.count) &+ entry.compressedSize
+            let limit = index + 1 < byOffset.count ? byOffset[index + 1].localHeaderOffset : dataLimit
+            if end < entry.localHeaderOffset || end > limit {
+                throw ContainerError.corruptZip("the data of '\(entry.name)' overlaps the next entry or the directory")
+            }
+        }
+    }
+
+    private static func readMimetype(_ entry: ZipEntry, file: PosixFile, limit: UInt64) throws -> String {
+        let location = try EntryLocation.resolve(entry, in: file, dataLimit: limit)
+        var bytes = try EntryStream.readAll(location, in: file, limit: 256)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+            throw ContainerError.notASiC("the mimetype is UTF-16")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ContainerError.notASiC("the mimetype is not text")
+        }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func isSignatureFile(_ name: String, kind: ContainerKind) -> Bool {
+        let base = String(name.dropFirst(EntryName.metaInfPrefix.count))
+        if base.contains("/") { return false }
+        switch kind {
+        case .asicE:
+            return base.contains("signatures") && base.hasSuffix(".xml")
+        case .asicS:
+            return base == "timestamp.tst" || base.hasSuffix(".p7s") || (base.contains("signature") && base.hasSuffix(".xml"))
+        }
+    }
+
+    // MARK: - Reading
+
+    public func dataFile(named name: String) -> DataFile? {
+        dataFiles.first { $0.name == name }
+    }
+
+    /// Random access to a data file's bytes (cached: one seek index per entry and snapshot).
+    public func content(of name: String) throws -> EntryContent {
+        guard let dataFile = dataFile(named: name) else { throw ContainerError.noSuchFile(name) }
+        cacheLock.lock(); defer { cacheLock.unlock() }
+        if let cached = contentCache[name] { return cached }
+        let location = try EntryLocation.resolve(dataFile.entry, in: file, dataLimit: directory.centralDirectoryOffset)
+        let content: EntryContent = dataFile.entry.isDeflated
+            ? DeflatedEntryContent(file: file, location: location)
+            : try StoredEntryContent(file: file, location: location)
+        contentCache[name] = content
+        return content
+    }
+
+    /// Streams a data file from start to end, checking its size and CRC-32 (see `EntryStream`).
+    public func read(_ name: String, chunk: (UnsafeRawBufferPointer) throws -> Void) throws {
+        guard let dataFile = dataFile(named: name) else { throw ContainerError.noSuchFile(name) }
+        try EntryStream.forEachChunk(of: location(of: dataFile.entry), in: file, chunk)
+    }
+
+    /// The bytes of a signature file (for the signature layer and `signatures/`).
+    public func signatureBytes(_ signature: SignatureFile) throws -> [UInt8] {
+        try EntryStream.readAll(location(of: signature.entry), in: file, limit: Self.maximumMetadataSize)
+    }
+
+    func location(of entry: ZipEntry) throws -> EntryLocation {
+        try EntryLocation.resolve(entry, in: file, dataLimit: directory.centralDirectoryOffset)
+    }
+
+    /// Starts a set of changes to this container; nothing happens on disk until `save()`.
+    public func edit() -> ContainerEdit { ContainerEdit(base: self) }
+}

@@ -1,0 +1,266 @@
+import CZlib
+import Foundation
+
+/// A new data file to put into a container: its bytes come from a file on disk.
+public struct NewDataFile: Sendable {
+    public var name: String
+    public var sourcePath: String
+    public var mediaType: String
+    public var modified: Date?
+
+    /// `name` defaults to the source's base name, `mediaType` to a guess from the name.
+    public init(sourcePath: String, name: String? = nil, mediaType: String? = nil, modified: Date? = nil) {
+        let resolvedName = name ?? (sourcePath as NSString).lastPathComponent
+        self.name = resolvedName
+        self.sourcePath = sourcePath
+        self.mediaType = mediaType ?? MediaType.guess(forName: resolvedName)
+        self.modified = modified
+    }
+}
+
+/// Progress of a save, in bytes of data files written so far out of the total.
+public typealias SaveProgress = (_ done: Int64, _ total: Int64) -> Void
+
+/// A set of changes to an unsigned ASiC-E container, committed by one atomic `save()`.
+/// Every change is checked when it is made, so a bad request fails before anything is written.
+public struct ContainerEdit {
+    enum Item {
+        case existing(DataFile, name: String)
+        case new(NewDataFile)
+
+        var name: String {
+            switch self {
+            case .existing(_, let name): return name
+            case .new(let file): return file.name
+            }
+        }
+        var mediaType: String {
+            switch self {
+            case .existing(let file, _): return file.mediaType
+            case .new(let file): return file.mediaType
+            }
+        }
+    }
+
+    let base: Container?
+    private(set) var items: [Item]
+    private var appendOnly = true
+
+    /// zlib level for new data files (6 is zlib's and zip's default balance).
+    public var compressionLevel: Int32 = 6
+
+    init(base: Container?) {
+        self.base = base
+        items = base?.dataFiles.map { .existing($0, name: $0.name) } ?? []
+    }
+
+    /// The names the container will hold after the changes made so far.
+    public var names: [String] { items.map(\.name) }
+
+    private func checkEditable() throws {
+        guard let base else { return }
+        if base.kind == .asicS {
+            throw ContainerError.refused("\(base.path) is an ASiC-S container; its single data file is time-stamped and cannot be changed")
+        }
+        if base.isSigned {
+            let count = base.signatureFiles.count
+            throw ContainerError.refused(
+                "\(base.path) is signed (\(count) signature file\(count == 1 ? "" : "s")); changing its data files would break the signatures. Remove the signatures first, or put it inside a new container")
+        }
+    }
+
+    /// Adds a data file. With `replacing`, a data file of the same name is replaced.
+    public mutating func add(_ file: NewDataFile, replacing: Bool = false) throws {
+        try checkEditable()
+        try EntryName.validateDataFileName(file.name)
+        var st = stat()
+        guard stat(file.sourcePath, &st) == 0 else {
+            throw ContainerError.io(path: file.sourcePath, operation: "cannot read", errno: errno)
+        }
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            throw ContainerError.refused("\(file.sourcePath) is not a regular file")
+        }
+        guard access(file.sourcePath, R_OK) == 0 else {
+            throw ContainerError.io(path: file.sourcePath, operation: "cannot read", errno: errno)
+        }
+        if let index = items.firstIndex(where: { $0.name == file.name }) {
+            guard replacing else { throw ContainerError.refused("a data file named '\(file.name)' already exists") }
+            items.remove(at: index)
+            appendOnly = false
+        }
+        try checkNoFolderClash(file.name)
+        var file = file
+        if file.modified == nil {
+            file.modified = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec))
+        }
+        items.append(.new(file))
+    }
+
+    public mutating func remove(_ name: String) throws {
+        try checkEditable()
+        guard let index = items.firstIndex(where: { $0.name == name }) else { throw ContainerError.noSuchFile(name) }
+        items.remove(at: index)
+        appendOnly = false
+    }
+
+    public mutating func rename(_ name: String, to newName: String) throws {
+        try checkEditable()
+        guard let index = items.firstIndex(where: { $0.name == name }) else { throw ContainerError.noSuchFile(name) }
+        if name == newName { return }
+        try EntryName.validateDataFileName(newName)
+        if items.contains(where: { $0.name == newName }) {
+            throw ContainerError.refused("a data file named '\(newName)' already exists")
+        }
+        let item = items.remove(at: index)
+        try checkNoFolderClash(newName)
+        switch item {
+        case .existing(let file, _): items.insert(.existing(file, name: newName), at: index)
+        case .new(var file): file.name = newName; items.insert(.new(file), at: index)
+        }
+        appendOnly = false
+    }
+
+    /// A name cannot be both a file and a folder (`a` and `a/b`): the mount could not show both.
+    private func checkNoFolderClash(_ name: String) throws {
+        for other in items.map(\.name) {
+            if other.hasPrefix(name + "/") {
+                throw ContainerError.refused("'\(name)' is already a folder in the container")
+            }
+            if name.hasPrefix(other + "/") {
+                throw ContainerError.refused("'\(other)' is a file, so '\(name)' cannot be inside it")
+            }
+        }
+    }
+
+    /// Writes the changed container atomically and returns the new snapshot.
+    @discardableResult
+    public func save(progress: SaveProgress? = nil) throws -> Container {
+        guard let base else { throw ContainerError.refused("nothing to save") }
+        if appendOnly, items.contains(where: { if case .new = $0 { return true } else { return false } }) {
+            try ContainerWriter(edit: self, progress: progress).append(to: base)
+        } else {
+            try ContainerWriter(edit: self, progress: progress).rewrite(base.path, from: base)
+        }
+        return try Container.open(base.path)
+    }
+}
+
+extension Container {
+    /// Creates a new ASiC-E container holding `files`. An existing non-empty file is never
+    /// overwritten (a 0-byte placeholder, as `mktemp` leaves, may be).
+    @discardableResult
+    public static func create(at path: String, files: [NewDataFile], compressionLevel: Int32 = 6,
+                              progress: SaveProgress? = nil) throws -> Container {
+        var st = stat()
+        if lstat(path, &st) == 0 {
+            if st.st_mode & S_IFMT == S_IFDIR { throw ContainerError.io(path: path, operation: "cannot create", errno: EISDIR) }
+            if st.st_size > 0 { throw ContainerError.refused("\(path) already exists") }
+        }
+        var edit = ContainerEdit(base: nil)
+        edit.compressionLevel = compressionLevel
+        for file in files { try edit.add(file) }
+        try ContainerWriter(edit: edit, progress: progress).rewrite(path, from: nil)
+        return try Container.open(path)
+    }
+}
+
+/// Turns a `ContainerEdit` into bytes on disk.
+private struct ContainerWriter {
+    let edit: ContainerEdit
+    let progress: SaveProgress?
+
+    private var total: Int64 {
+        edit.items.reduce(0) { sum, item in
+            if case .new(let file) = item {
+                var st = stat()
+                return sum + (stat(file.sourcePath, &st) == 0 ? Int64(st.st_size) : 0)
+            }
+            return sum
+        }
+    }
+
+    private var manifest: Manifest {
+        Manifest(containerMediaType: MediaType.asicE,
+                 files: edit.items.map { Manifest.FileEntry(fullPath: $0.name, mediaType: $0.mediaType) })
+    }
+
+    /// Adding only: keep every existing byte where it is (a reflink clone where the filesystem
+    /// offers one), drop the old manifest when it is the last entry, and append the new data
+    /// files, a new manifest and a new central directory.
+    func append(to base: Container) throws {
+        let manifestIsLast = base.manifestEntry.map { manifest in
+            !base.directory.entries.contains { $0.localHeaderOffset > manifest.localHeaderOffset }
+        } ?? false
+        let keepEnd = Int64(manifestIsLast ? base.manifestEntry!.localHeaderOffset : base.directory.centralDirectoryOffset)
+        try AtomicSave.replace(base.path) { output in
+            if output.cloneContents(of: base.file) {
+                try output.truncate(to: keepEnd)
+            } else {
+                try output.copy(from: base.file, sourceOffset: 0, length: keepEnd, to: 0)
+            }
+            let writer = ZipWriter(file: output, startingAt: keepEnd)
+            var central = [base.mimetypeEntry] + base.dataFiles.map(\.entry)
+            central += try writeNewFiles(writer)
+            central.append(try writeManifest(writer))
+            // Where the old manifest was not last, its bytes stay behind as unreferenced space.
+            central += base.otherEntries
+            try writer.finish(central)
+        }
+    }
+
+    /// Everything else: write a fresh file, copying unchanged entries' compressed bytes as they are.
+    func rewrite(_ path: String, from base: Container?) throws {
+        try AtomicSave.replace(path) { output in
+            let writer = ZipWriter(file: output)
+            var central: [ZipEntry] = []
+            central.append(try writer.write(
+                name: EntryName.mimetype, bytes: Array(MediaType.asicE.utf8), compress: false,
+                modified: base?.mimetypeEntry.modified ?? Date(), timestampExtra: false))
+            var done: Int64 = 0
+            let total = self.total
+            for item in edit.items {
+                switch item {
+                case .existing(let file, let name):
+                    let location = try base!.location(of: file.entry)
+                    central.append(try writer.copy(file.entry, at: location, from: base!.file,
+                                                   renamedTo: name == file.name ? nil : name))
+                case .new(let file):
+                    central.append(try writeNew(file, writer, doneBefore: done, total: total))
+                    done += Int64(central.last!.uncompressedSize)
+                }
+            }
+            central.append(try writeManifest(writer))
+            if let base {
+                for entry in base.signatureFiles.map(\.entry) + base.otherEntries {
+                    central.append(try writer.copy(entry, at: try base.location(of: entry), from: base.file, renamedTo: nil))
+                }
+            }
+            try writer.finish(central)
+        }
+    }
+
+    private func writeNewFiles(_ writer: ZipWriter) throws -> [ZipEntry] {
+        var written: [ZipEntry] = []
+        var done: Int64 = 0
+        let total = self.total
+        for case .new(let file) in edit.items {
+            written.append(try writeNew(file, writer, doneBefore: done, total: total))
+            done += Int64(written.last!.uncompressedSize)
+        }
+        return written
+    }
+
+    private func writeNew(_ file: NewDataFile, _ writer: ZipWriter, doneBefore: Int64, total: Int64) throws -> ZipEntry {
+        let source = try PosixFile.openForReading(file.sourcePath)
+        return try writer.write(
+            name: file.name, from: source, compress: !MediaType.isAlreadyCompressed(file.name),
+            level: edit.compressionLevel, modified: file.modified ?? Date()) { done in
+                progress?(doneBefore + done, total)
+            }
+    }
+
+    private func writeManifest(_ writer: ZipWriter) throws -> ZipEntry {
+        try writer.write(name: Manifest.path, bytes: manifest.serialized(), compress: true,
+                         modified: Date(), timestampExtra: false)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Random access to the uncompressed bytes of one ZIP entry, safe to call from many threads.
+public protocol EntryContent: AnyObject, Sendable {
+    /// The uncompressed size the archive declares (and that reads are checked against).
+    var size: Int64 { get }
+    /// Fills `buffer` from `offset`; returns the number of bytes read (short only at the end).
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int
+}
+
+/// Where an entry's data starts and how long it is, checked against the archive's bounds.
+struct EntryLocation: Sendable {
+    let name: String
+    let dataOffset: Int64
+    let compressedSize: Int64
+    let uncompressedSize: Int64
+    let crc32: UInt32
+    let method: UInt16
+
+    /// Reads the local header of `entry` and checks it agrees with the central directory.
+    static func resolve(_ entry: ZipEntry, in file: PosixFile, dataLimit: UInt64) throws -> EntryLocation {
+        let header = try file.read(count: 30, at: Int64(entry.localHeaderOffset))
+        guard header.count == 30 else { throw ContainerError.corruptZip("the local header of '\(entry.name)' is truncated") }
+        var r = ByteReader(header)
+        guard try r.u32() == ZipSignature.localHeader else {
+            throw ContainerError.corruptZip("the local header of '\(entry.name)' is missing")
+        }
+        try r.skip(4)
+        let method = try r.u16()
+        try r.skip(16)
+        let nameLength = Int(try r.u16())
+        let extraLength = Int(try r.u16())
+        let localName = try file.read(count: nameLength, at: Int64(entry.localHeaderOffset) + 30)
+        guard localName == entry.rawName else {
+            throw ContainerError.corruptZip("the local and central names of '\(entry.name)' differ")
+        }
+        guard method == entry.method else {
+            throw ContainerError.corruptZip("the local and central compression methods of '\(entry.name)' differ")
+        }
+        let dataOffset = entry.localHeaderOffset + 30 + UInt64(nameLength) + UInt64(extraLength)
+        guard dataOffset <= dataLimit, entry.compressedSize <= dataLimit - dataOffset else {
+            throw ContainerError.corruptZip("the data of '\(entry.name)' runs past the central directory")
+        }
+        return EntryLocation(
+            name: entry.name, dataOffset: Int64(dataOffset), compressedSize: Int64(entry.compressedSize),
+            uncompressedSize: Int64(entry.uncompressedSize), crc32: entry.crc32, method: entry.method)
+    }
+}
+
+/// A stored (uncompressed) entry: reads go straight to the file.
+final class StoredEntryContent: EntryContent {
+    let file: PosixFile
+    let location: EntryLocation
+    var size: Int64 { location.uncompressedSize }
+
+    init(file: PosixFile, location: EntryLocation) throws {
+        guard location.compressedSize == location.uncompressedSize else {
+            throw ContainerError.dataMismatch(location.name, reason: "a stored entry's sizes disagree")
+        }
+        self.file = file
+        self.location = location
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        guard offset >= 0 else { return 0 }
+        let count = Int(max(0, min(Int64(buffer.count), size - offset)))
+        if count == 0 { return 0 }
+        try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]), at: location.dataOffset + offset)
+        return count
+    }
+}

@@ -1,0 +1,92 @@
+import CLibXML2
+import Foundation
+
+/// A parsed XML document, read with every network and entity feature of libxml2 turned off.
+/// ASiC documents never need a DTD, so any DOCTYPE is refused before parsing: that stops
+/// entity-expansion bombs and external-entity (XXE) probes outright.
+final class SafeXMLDocument {
+    let document: xmlDocPtr
+
+    private init(_ document: xmlDocPtr) { self.document = document }
+    deinit { xmlFreeDoc(document) }
+
+    static let parserReady: Void = { xmlInitParser() }()
+
+    /// Parses `bytes`; `name` is used in error messages.
+    static func parse(_ bytes: [UInt8], name: String) throws -> SafeXMLDocument {
+        _ = parserReady
+        if containsDoctype(bytes) {
+            throw ContainerError.invalidXML(name, reason: "it declares a DTD or entities, which are not allowed")
+        }
+        guard let context = xmlNewParserCtxt() else { throw ContainerError.invalidXML(name, reason: "out of memory") }
+        defer { xmlFreeParserCtxt(context) }
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
+        let doc = bytes.withUnsafeBufferPointer { buf in
+            buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buf.count) {
+                xmlCtxtReadMemory(context, $0, Int32(buf.count), name, nil, options)
+            }
+        }
+        guard let doc else {
+            var reason = "it is not well-formed XML"
+            if let error = xmlCtxtGetLastError(context), let message = error.pointee.message {
+                reason += " (" + String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+                    + ", line \(error.pointee.line))"
+            }
+            throw ContainerError.invalidXML(name, reason: reason)
+        }
+        if doc.pointee.intSubset != nil || doc.pointee.extSubset != nil {
+            xmlFreeDoc(doc)
+            throw ContainerError.invalidXML(name, reason: "it declares a DTD or entities, which are not allowed")
+        }
+        return SafeXMLDocument(doc)
+    }
+
+    /// True when the bytes contain `<!DOCTYPE` outside of nothing else: XML allows it only in the
+    /// prolog, and we refuse any appearance (including in UTF-16, which ASiC never uses).
+    private static func containsDoctype(_ bytes: [UInt8]) -> Bool {
+        let needle = Array("<!DOCTYPE".utf8)
+        let entity = Array("<!ENTITY".utf8)
+        if bytes.count >= 2, (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) {
+            return true // UTF-16: refuse, we cannot scan it cheaply and ASiC XML is UTF-8
+        }
+        var i = 0
+        while i + 8 <= bytes.count {
+            if bytes[i] == 0x3C, bytes[i + 1] == 0x21 {
+                if i + needle.count <= bytes.count, Array(bytes[i..<i + needle.count]) == needle { return true }
+                if Array(bytes[i..<i + entity.count]) == entity { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+
+    var root: XMLElement? { xmlDocGetRootElement(document).map(XMLElement.init) }
+}
+
+/// A read-only view of one element of a `SafeXMLDocument` (valid while the document lives).
+struct XMLElement {
+    let node: xmlNodePtr
+
+    init(_ node: xmlNodePtr) { self.node = node }
+
+    var localName: String { String(cString: node.pointee.name) }
+    var namespaceURI: String? { node.pointee.ns.flatMap { $0.pointee.href.map { String(cString: $0) } } }
+
+    var children: [XMLElement] {
+        var result: [XMLElement] = []
+        var child = node.pointee.children
+        while let c = child {
+            if c.pointee.type == XML_ELEMENT_NODE { result.append(XMLElement(c)) }
+            child = c.pointee.next
+        }
+        return result
+    }
+
+    /// The value of an attribute in namespace `ns` (nil: no namespace), or nil when absent.
+    func attribute(_ name: String, namespace ns: String?) -> String? {
+        let value = ns.map { xmlGetNsProp(node, name, $0) } ?? xmlGetNoNsProp(node, name)
+        guard let value else { return nil }
+        defer { cxml_free(value) }
+        return String(cString: value)
+    }
+}

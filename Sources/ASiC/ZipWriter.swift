@@ -1,0 +1,278 @@
+import CZlib
+import Foundation
+
+/// Writes ZIP entries and the central directory into a file, ZIP64 where sizes need it.
+/// Local headers never use data descriptors: sizes and CRC are patched in after the data,
+/// as the reference implementation does.
+final class ZipWriter {
+    let file: PosixFile
+    private(set) var offset: Int64
+
+    init(file: PosixFile, startingAt offset: Int64 = 0) {
+        self.file = file
+        self.offset = offset
+    }
+
+    /// A small entry from memory. `timestampExtra` adds the exact mtime (never on `mimetype`).
+    func write(name: String, bytes: [UInt8], compress: Bool, modified: Date, timestampExtra: Bool) throws -> ZipEntry {
+        var entry = newEntry(name: name, modified: modified, timestampExtra: timestampExtra)
+        entry.crc32 = crc32Of(bytes)
+        entry.uncompressedSize = UInt64(bytes.count)
+        var data = bytes
+        if compress {
+            data = try deflateAll(bytes)
+            entry.method = ZipMethod.deflated
+        }
+        entry.compressedSize = UInt64(data.count)
+        let header = localHeader(for: entry, zip64: false)
+        try file.write(header + data, at: offset)
+        offset += Int64(header.count + data.count)
+        return entry
+    }
+
+    /// A data file streamed from `source`: deflated unless that would not make it smaller.
+    func write(name: String, from source: PosixFile, compress: Bool, level: Int32, modified: Date,
+               progress: (Int64) -> Void) throws -> ZipEntry {
+        let size = try source.size()
+        var entry = newEntry(name: name, modified: modified, timestampExtra: true)
+        entry.uncompressedSize = UInt64(size)
+        // Deflate can grow incompressible data a little: reserve ZIP64 fields early enough.
+        let zip64 = UInt64(size) >= 0xFFFF_0000
+        entry.method = compress ? ZipMethod.deflated : ZipMethod.stored
+        let headerOffset = offset
+        let headerLength = localHeader(for: entry, zip64: zip64).count
+        let dataOffset = headerOffset + Int64(headerLength)
+
+        var compressed: Int64 = 0
+        var crc: UInt32 = 0
+        if compress {
+            (crc, compressed) = try deflate(source, size: size, level: level, to: dataOffset, progress: progress)
+            if compressed >= size {
+                // Not worth it: store the bytes as they are.
+                entry.method = ZipMethod.stored
+            }
+        }
+        if entry.method == ZipMethod.stored {
+            crc = try store(source, size: size, to: dataOffset, progress: progress)
+            compressed = size
+        }
+        guard try source.size() == size else {
+            throw ContainerError.refused("'\(source.path)' changed while it was being added")
+        }
+        entry.crc32 = crc
+        entry.compressedSize = UInt64(compressed)
+        try file.write(localHeader(for: entry, zip64: zip64), at: headerOffset)
+        offset = dataOffset + compressed
+        return entry
+    }
+
+    /// Copies an entry's compressed bytes unchanged, under a fresh local header (and maybe a new name).
+    func copy(_ entry: ZipEntry, at location: EntryLocation, from source: PosixFile, renamedTo newName: String?) throws -> ZipEntry {
+        var copied = entry
+        if let newName {
+            copied.name = newName
+            copied.rawName = Array(newName.utf8)
+        }
+        copied.flags &= ~ZipFlag.dataDescriptor
+        copied.flags |= ZipFlag.utf8Names
+        copied.localHeaderOffset = UInt64(offset)
+        let zip64 = copied.compressedSize >= zip64Threshold || copied.uncompressedSize >= zip64Threshold
+        let header = localHeader(for: copied, zip64: zip64)
+        try file.write(header, at: offset)
+        try file.copy(from: source, sourceOffset: location.dataOffset, length: location.compressedSize,
+                      to: offset + Int64(header.count))
+        offset += Int64(header.count) + location.compressedSize
+        return copied
+    }
+
+    /// Writes the central directory for `entries` (in that order) and the end records; the file
+    /// ends right after them.
+    func finish(_ entries: [ZipEntry]) throws {
+        var w = ByteWriter()
+        for entry in entries { w.append(centralRecord(for: entry)) }
+        let cdOffset = UInt64(offset)
+        let cdSize = UInt64(w.bytes.count)
+        let count = UInt64(entries.count)
+        let needsZip64 = count >= 0xFFFF || cdOffset >= zip64Threshold || cdSize >= zip64Threshold
+        if needsZip64 {
+            let zip64EndOffset = cdOffset + cdSize
+            w.u32(ZipSignature.zip64EndOfCentralDirectory)
+            w.u64(44)
+            w.u16(3 << 8 | 45); w.u16(45)
+            w.u32(0); w.u32(0)
+            w.u64(count); w.u64(count)
+            w.u64(cdSize); w.u64(cdOffset)
+            w.u32(ZipSignature.zip64Locator)
+            w.u32(0); w.u64(zip64EndOffset); w.u32(1)
+        }
+        w.u32(ZipSignature.endOfCentralDirectory)
+        w.u16(0); w.u16(0)
+        w.u16(UInt16(min(count, 0xFFFF))); w.u16(UInt16(min(count, 0xFFFF)))
+        w.u32(UInt32(min(cdSize, zip64Threshold)))
+        w.u32(UInt32(min(cdOffset, zip64Threshold)))
+        w.u16(0)
+        try file.write(w.bytes, at: offset)
+        offset += Int64(w.bytes.count)
+        try file.truncate(to: offset)
+    }
+
+    // MARK: - Records
+
+    private func newEntry(name: String, modified: Date, timestampExtra: Bool) -> ZipEntry {
+        var extra: [UInt8] = []
+        if timestampExtra { extra = Self.timestampExtra(modified) }
+        return ZipEntry(
+            name: name, rawName: Array(name.utf8), method: ZipMethod.stored, flags: ZipFlag.utf8Names,
+            crc32: 0, compressedSize: 0, uncompressedSize: 0, localHeaderOffset: UInt64(offset),
+            dosDateTime: DOSDateTime(modified), unixModified: timestampExtra ? modified : nil,
+            versionMadeBy: 3 << 8 | 20, externalAttributes: 0o100644 << 16, centralExtra: extra, comment: [])
+    }
+
+    private static func timestampExtra(_ date: Date) -> [UInt8] {
+        var w = ByteWriter()
+        w.u16(ZipExtra.extendedTimestamp); w.u16(5)
+        w.bytes.append(1)
+        w.u32(UInt32(bitPattern: Int32(clamping: Int64(date.timeIntervalSince1970.rounded(.down)))))
+        return w.bytes
+    }
+
+    private func localHeader(for entry: ZipEntry, zip64: Bool) -> [UInt8] {
+        var w = ByteWriter()
+        w.u32(ZipSignature.localHeader)
+        w.u16(zip64 ? 45 : 20)
+        w.u16(entry.flags)
+        w.u16(entry.method)
+        w.u16(entry.dosDateTime.time); w.u16(entry.dosDateTime.date)
+        w.u32(entry.crc32)
+        w.u32(zip64 ? UInt32.max : UInt32(entry.compressedSize))
+        w.u32(zip64 ? UInt32.max : UInt32(entry.uncompressedSize))
+        var extra: [UInt8] = []
+        if zip64 {
+            var z = ByteWriter()
+            z.u16(ZipExtra.zip64); z.u16(16)
+            z.u64(entry.uncompressedSize); z.u64(entry.compressedSize)
+            extra = z.bytes
+        }
+        if entry.unixModified != nil, entry.name != EntryName.mimetype {
+            extra += Self.timestampExtra(entry.unixModified!)
+        }
+        w.u16(UInt16(entry.rawName.count))
+        w.u16(UInt16(extra.count))
+        w.append(entry.rawName)
+        w.append(extra)
+        return w.bytes
+    }
+
+    private func centralRecord(for entry: ZipEntry) -> [UInt8] {
+        var zip64 = ByteWriter()
+        if entry.uncompressedSize >= zip64Threshold { zip64.u64(entry.uncompressedSize) }
+        if entry.compressedSize >= zip64Threshold { zip64.u64(entry.compressedSize) }
+        if entry.localHeaderOffset >= zip64Threshold { zip64.u64(entry.localHeaderOffset) }
+        var extra: [UInt8] = []
+        if !zip64.bytes.isEmpty {
+            var z = ByteWriter()
+            z.u16(ZipExtra.zip64); z.u16(UInt16(zip64.bytes.count)); z.append(zip64.bytes)
+            extra = z.bytes
+        }
+        extra += entry.centralExtra
+        var w = ByteWriter()
+        w.u32(ZipSignature.centralHeader)
+        w.u16(entry.versionMadeBy)
+        w.u16(zip64.bytes.isEmpty ? 20 : 45)
+        w.u16(entry.flags)
+        w.u16(entry.method)
+        w.u16(entry.dosDateTime.time); w.u16(entry.dosDateTime.date)
+        w.u32(entry.crc32)
+        w.u32(UInt32(min(entry.compressedSize, zip64Threshold)))
+        w.u32(UInt32(min(entry.uncompressedSize, zip64Threshold)))
+        w.u16(UInt16(entry.rawName.count))
+        w.u16(UInt16(extra.count))
+        w.u16(UInt16(entry.comment.count))
+        w.u16(0); w.u16(0)
+        w.u32(entry.externalAttributes)
+        w.u32(UInt32(min(entry.localHeaderOffset, zip64Threshold)))
+        w.append(entry.rawName)
+        w.append(extra)
+        w.append(entry.comment)
+        return w.bytes
+    }
+
+    // MARK: - Data
+
+    private func deflateAll(_ bytes: [UInt8]) throws -> [UInt8] {
+        let deflater = try Deflater(level: Z_DEFAULT_COMPRESSION)
+        let stream = deflater.stream
+        var out = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(bytes.count))) + 64)
+        let produced = bytes.withUnsafeBufferPointer { input in
+            out.withUnsafeMutableBufferPointer { output -> Int in
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+                stream.pointee.avail_in = uInt(input.count)
+                stream.pointee.next_out = output.baseAddress
+                stream.pointee.avail_out = uInt(output.count)
+                CZlib.deflate(stream, Z_FINISH)
+                return output.count - Int(stream.pointee.avail_out)
+            }
+        }
+        out.removeSubrange(produced...)
+        return out
+    }
+
+    private static let chunkSize = 1 << 20
+
+    /// Streams `source` through deflate into the file at `at`; returns (crc, compressed size).
+    private func deflate(_ source: PosixFile, size: Int64, level: Int32, to at: Int64,
+                         progress: (Int64) -> Void) throws -> (UInt32, Int64) {
+        let deflater = try Deflater(level: level)
+        let stream = deflater.stream
+        let input = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
+        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
+        defer { input.deallocate(); output.deallocate() }
+        var crc: UInt32 = 0
+        var read: Int64 = 0
+        var written: Int64 = 0
+        var finished = false
+        while !finished {
+            let n = Int(min(Int64(Self.chunkSize), size - read))
+            let piece = UnsafeMutableRawBufferPointer(rebasing: input[0..<n])
+            if n > 0 { try source.read(into: piece, at: read) }
+            crc = crc32Update(crc, UnsafeRawBufferPointer(piece))
+            read += Int64(n)
+            stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
+            stream.pointee.avail_in = uInt(n)
+            let flush = read >= size ? Z_FINISH : Z_NO_FLUSH
+            repeat {
+                stream.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                stream.pointee.avail_out = uInt(Self.chunkSize)
+                let rc = CZlib.deflate(stream, flush)
+                if rc == Z_STREAM_END { finished = true } else if rc != Z_OK && rc != Z_BUF_ERROR {
+                    throw ContainerError.unsupported("zlib failed to compress '\(source.path)'")
+                }
+                let produced = Self.chunkSize - Int(stream.pointee.avail_out)
+                if produced > 0 {
+                    try file.write(UnsafeRawBufferPointer(rebasing: output[0..<produced]), at: at + written)
+                    written += Int64(produced)
+                }
+            } while stream.pointee.avail_out == 0
+            progress(read)
+        }
+        return (crc, written)
+    }
+
+    /// Copies `source` into the file at `at` unchanged, in one pass that also computes its CRC.
+    private func store(_ source: PosixFile, size: Int64, to at: Int64, progress: (Int64) -> Void) throws -> UInt32 {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var crc: UInt32 = 0
+        var done: Int64 = 0
+        while done < size {
+            let n = Int(min(Int64(Self.chunkSize), size - done))
+            let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<n])
+            try source.read(into: piece, at: done)
+            crc = crc32Update(crc, UnsafeRawBufferPointer(piece))
+            try file.write(UnsafeRawBufferPointer(piece), at: at + done)
+            done += Int64(n)
+            progress(done)
+        }
+        return crc
+    }
+}

@@ -1,0 +1,15 @@
+#ifndef ASICFS_CCURL_SHIM_H
+#define ASICFS_CCURL_SHIM_H
+#include <curl/curl.h>
+
+// curl_easy_setopt/getinfo are variadic: one typed wrapper per argument kind.
+static inline CURLcode ccurl_setopt_long(CURL *c, CURLoption o, long v) { return curl_easy_setopt(c, o, v); }
+static inline CURLcode ccurl_setopt_ptr(CURL *c, CURLoption o, void *v) { return curl_easy_setopt(c, o, v); }
+static inline CURLcode ccurl_setopt_str(CURL *c, CURLoption o, const char *v) { return curl_easy_setopt(c, o, v); }
+static inline CURLcode ccurl_setopt_off(CURL *c, CURLoption o, curl_off_t v) { return curl_easy_setopt(c, o, v); }
+static inline CURLcode ccurl_setopt_writefn(CURL *c, size_t (*fn)(char *, size_t, size_t, void *)) {
+    return curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fn);
+}
+static inline CURLcode ccurl_getinfo_long(CURL *c, CURLINFO i, long *v) { return curl_easy_getinfo(c, i, v); }
+static inline CURLcode ccurl_getinfo_str(CURL *c, CURLINFO i, char **v) { return curl_easy_getinfo(c, i, v); }
+#endif

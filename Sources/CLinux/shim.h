@@ -1,0 +1,15 @@
+#ifndef ASICFS_CLINUX_SHIM_H
+#define ASICFS_CLINUX_SHIM_H
+#include <sys/types.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
+
+// copy_file_range(2) is declared only under _GNU_SOURCE, which Swift's Glibc module does not set.
+static inline ssize_t clinux_copy_file_range(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len) {
+    return syscall(SYS_copy_file_range, fd_in, off_in, fd_out, off_out, len, 0u);
+}
+// Reflink: share the source's blocks (btrfs, XFS); fails with EOPNOTSUPP/EXDEV elsewhere.
+static inline int clinux_ficlone(int dest_fd, int src_fd) { return ioctl(dest_fd, FICLONE, src_fd); }
+#endif

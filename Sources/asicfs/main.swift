@@ -1,0 +1,2 @@
+import CLI
+exit(CommandLine.run())
