@@ -22,8 +22,10 @@ let package = Package(
 
         // The container core: ZIP, manifest, data files, atomic saves.
         .target(name: "ASiC", dependencies: ["CZlib", "CLibXML2", "CLinux"]),
+        // Settings shared by the command line and the filesystem: config file and -o overrides.
+        .target(name: "Configuration"),
         // Command-line parsing, configuration and the commands; no container logic of its own.
-        .target(name: "CLI", dependencies: ["ASiC"]),
+        .target(name: "CLI", dependencies: ["ASiC", "Configuration"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),
 
         // Fuzz entry points: a corpus replayer by default, libFuzzer targets with -DFUZZING.
@@ -32,7 +34,8 @@ let package = Package(
         // Benchmark harness (run by `make bench`, not by CI).
         .executableTarget(name: "asicfs-bench", dependencies: ["ASiC"], path: "Benchmarks/asicfs-bench"),
 
-        .testTarget(name: "ASiCTests", dependencies: ["ASiC"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "CLITests", dependencies: ["CLI"]),
+        // Test data shared by the test targets lives in Tests/Fixtures (see its READMEs).
+        .testTarget(name: "ASiCTests", dependencies: ["ASiC"]),
+        .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration"], exclude: ["Fixtures"]),
     ]
 )

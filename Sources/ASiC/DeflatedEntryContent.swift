@@ -160,8 +160,12 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
                 if remaining > 0 {
                     throw ContainerError.dataMismatch(location.name, reason: "it inflates to fewer bytes than declared")
                 }
-            case Z_OK, Z_BUF_ERROR:
+            case Z_OK:
                 break
+            case Z_BUF_ERROR where cursor.inputNext < location.compressedSize || stream.pointee.avail_in > 0:
+                break
+            case Z_BUF_ERROR:
+                throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
             default:
                 throw ContainerError.dataMismatch(location.name, reason: "the deflate stream is corrupt")
             }
@@ -176,11 +180,11 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         if cursor.output == size, !cursor.finished { try probeForTrailingData(cursor) }
     }
 
-    /// Loads the next piece of compressed input into the cursor's buffer.
+    /// Loads the next piece of compressed input into the cursor's buffer, if any is left.
     private func refill(_ cursor: Cursor) throws {
         let stream = cursor.inflater.stream
         let left = location.compressedSize - cursor.inputNext
-        if left <= 0 { throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early") }
+        if left <= 0 { return } // inflate may still finish from the bits it holds
         let n = Int(min(Int64(cursor.inputBuffer.count), left))
         try file.read(into: UnsafeMutableRawBufferPointer(rebasing: cursor.inputBuffer[0..<n]),
                       at: location.dataOffset + cursor.inputNext)
@@ -214,6 +218,9 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
                 throw ContainerError.dataMismatch(location.name, reason: "it inflates to more than its declared \(size) bytes (a zip bomb?)")
             }
             if rc == Z_STREAM_END { cursor.finished = true; try checkEnd(cursor); return }
+            if rc == Z_BUF_ERROR, cursor.inputNext >= location.compressedSize, stream.pointee.avail_in == 0 {
+                throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
+            }
             if rc != Z_OK && rc != Z_BUF_ERROR {
                 throw ContainerError.dataMismatch(location.name, reason: "the deflate stream is corrupt")
             }

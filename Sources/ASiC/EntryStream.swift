@@ -34,13 +34,11 @@ enum EntryStream {
             var ended = false
             while !ended {
                 if stream.pointee.avail_in == 0 {
-                    let left = location.compressedSize - consumed
-                    if left <= 0 {
-                        throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
+                    let n = Int(min(Int64(chunkSize), location.compressedSize - consumed))
+                    if n > 0 {
+                        try file.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<n]), at: location.dataOffset + consumed)
+                        consumed += Int64(n)
                     }
-                    let n = Int(min(Int64(chunkSize), left))
-                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<n]), at: location.dataOffset + consumed)
-                    consumed += Int64(n)
                     stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
                     stream.pointee.avail_in = uInt(n)
                 }
@@ -50,7 +48,10 @@ enum EntryStream {
                 let n = chunkSize - Int(stream.pointee.avail_out)
                 switch rc {
                 case Z_STREAM_END: ended = true
-                case Z_OK, Z_BUF_ERROR: break
+                case Z_OK: break
+                case Z_BUF_ERROR where consumed < location.compressedSize || stream.pointee.avail_in > 0: break
+                case Z_BUF_ERROR:
+                    throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
                 default: throw ContainerError.dataMismatch(location.name, reason: "the deflate stream is corrupt")
                 }
                 if produced + Int64(n) > location.uncompressedSize {

@@ -1,2 +1,4 @@
 import CLI
-exit(CommandLine.run())
+import Foundation
+
+exit(Main.run(CommandLine.arguments))

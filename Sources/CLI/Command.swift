@@ -1,0 +1,38 @@
+import ASiC
+import Configuration
+
+/// What every command gets besides its arguments.
+struct CommandContext: Sendable {
+    let configuration: Configuration
+    let quiet: Bool
+}
+
+/// One `asicfs COMMAND`: its help text and what it does. Commands only parse and print;
+/// the work is done by the core (`ASiC`), which the filesystem shares.
+struct Command: Sendable {
+    let name: String
+    let synopsis: String
+    let summary: String
+    let details: String
+    let options: [OptionSpec]
+    let run: @Sendable (ParsedArguments, CommandContext) throws -> Int32
+
+    var help: String {
+        var text = "Usage: asicfs \(synopsis)\n\n\(summary)\n"
+        if !details.isEmpty { text += "\n\(details)\n" }
+        text += "\nOptions:\n"
+        for option in options + globalOptions {
+            let names = option.names.joined(separator: ", ") + (option.takesValue ? " VALUE" : "")
+            text += "  " + names.padding(toLength: 24, withPad: " ", startingAt: 0) + " " + option.help + "\n"
+        }
+        return text
+    }
+}
+
+/// The commands in the order `asicfs --help` lists them.
+let commands: [Command] = [createCommand, listCommand, extractCommand, addCommand, removeCommand]
+
+/// Takes exactly `count` leading positionals or fails with a usage error naming `what`.
+func requirePositionals(_ arguments: ParsedArguments, atLeast count: Int, _ what: String) throws {
+    if arguments.positionals.count < count { throw UsageError("missing \(what)") }
+}

@@ -1,0 +1,92 @@
+import ASiC
+import Configuration
+import Foundation
+
+/// The `asicfs` command line: picks the command, parses its arguments, loads the settings,
+/// runs it and turns every failure into one line on stderr and an exit code
+/// (0 success, 1 operation failed, 2 usage error).
+public enum Main {
+    public static func run(_ arguments: [String]) -> Int32 {
+        let arguments = Array(arguments.dropFirst())
+        guard let first = arguments.first else {
+            FileHandle.standardError.write(Data(globalHelp.utf8))
+            return 2
+        }
+        switch first {
+        case "--version", "-V", "version":
+            Terminal.out("asicfs \(asicfsVersion)")
+            return 0
+        case "--help", "-h":
+            Terminal.out(globalHelp)
+            return 0
+        case "help":
+            if arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] }) {
+                Terminal.out(command.help)
+                return 0
+            }
+            Terminal.out(globalHelp)
+            return 0
+        default:
+            break
+        }
+        guard let command = commands.first(where: { $0.name == first }) else {
+            Terminal.error("unknown command '\(first)' (see 'asicfs --help')")
+            return 2
+        }
+        var container: String? = nil
+        do {
+            let parsed = try ParsedArguments.parse(Array(arguments.dropFirst()), options: command.options)
+            container = parsed.positionals.first
+            if parsed.has("--help") {
+                Terminal.out(command.help)
+                return 0
+            }
+            let configuration = try Configuration.load(explicitPath: parsed.value("--config"), overrides: parsed.all("--option"))
+            return try command.run(parsed, CommandContext(configuration: configuration, quiet: parsed.has("--quiet")))
+        } catch let error as UsageError {
+            Terminal.error("\(error.description) (see 'asicfs \(command.name) --help')")
+            return 2
+        } catch let error as ConfigurationError {
+            Terminal.error(error.description)
+            return 2
+        } catch let error as ContainerError {
+            // Name the container unless the message already names a path.
+            if case .io = error { Terminal.error(error.description) } else if case .refused = error {
+                Terminal.error(error.description)
+            } else {
+                Terminal.error((container.map { "\($0): " } ?? "") + error.description)
+            }
+            return 1
+        } catch {
+            Terminal.error("\(error)")
+            return 1
+        }
+    }
+
+    static var globalHelp: String {
+        var text = """
+        asicfs \(asicfsVersion): ASiC-E signature containers (.asice, .sce, .bdoc) as folders.
+
+        Usage: asicfs COMMAND [ARGUMENTS] [OPTIONS]
+
+        Commands:
+
+        """
+        for command in commands {
+            text += "  " + command.synopsis.padding(toLength: 46, withPad: " ", startingAt: 0) + " " + command.summary + "\n"
+        }
+        text += """
+
+        Every command takes --config FILE, -o key=value, -q and --help; 'asicfs COMMAND --help' shows its options.
+        Exit codes: 0 success, 1 the operation failed (the reason is on stderr), 2 usage error.
+
+        Settings (config file \(Configuration.defaultPath()), or -o key=value):
+
+        """
+        for (key, meaning) in Configuration.keys {
+            text += "  " + key.padding(toLength: 40, withPad: " ", startingAt: 0) + " " + meaning + "\n"
+        }
+        text += "\nSee asicfs(1) for details.\n"
+        return text
+    }
+}

@@ -1,0 +1,81 @@
+import ASiC
+import Foundation
+
+let listCommand = Command(
+    name: "ls",
+    synopsis: "ls CONTAINER [--json]",
+    summary: "list data files and signatures",
+    details: """
+    The table shows size, modification time (local), media type and name of each data file,
+    then the signature files. --json prints one JSON object (schema in asicfs(1)).
+    """,
+    options: [OptionSpec(names: ["--json"], takesValue: false, help: "print JSON instead of a table")],
+    run: { arguments, _ in
+        try requirePositionals(arguments, atLeast: 1, "CONTAINER")
+        if arguments.positionals.count > 1 { throw UsageError("ls takes one CONTAINER") }
+        let container = try Container.open(arguments.positionals[0])
+        Terminal.out(arguments.has("--json") ? ContainerListing.json(container) : ContainerListing.table(container))
+        return 0
+    })
+
+/// How `ls` shows a container. The JSON keys are a stable interface: new keys may be added,
+/// existing ones never change meaning.
+enum ContainerListing {
+    struct JSONDataFile: Encodable {
+        let name: String
+        let size: Int64
+        let compressedSize: Int64
+        let compression: String
+        let mediaType: String
+        let modified: String
+    }
+
+    struct JSONSignature: Encodable {
+        let file: String
+        let size: Int64
+    }
+
+    struct JSONContainer: Encodable {
+        let container: String
+        let format: String
+        let mimetype: String
+        let size: Int64
+        let signed: Bool
+        let dataFiles: [JSONDataFile]
+        let signatures: [JSONSignature]
+    }
+
+    static func json(_ container: Container) -> String {
+        let value = JSONContainer(
+            container: container.path, format: container.kind.rawValue, mimetype: container.kind.mediaType,
+            size: container.fileSize, signed: container.isSigned,
+            dataFiles: container.dataFiles.map {
+                JSONDataFile(name: $0.name, size: $0.size, compressedSize: $0.compressedSize,
+                             compression: $0.isCompressed ? "deflate" : "stored", mediaType: $0.mediaType,
+                             modified: Format.isoDate($0.modified))
+            },
+            signatures: container.signatureFiles.map { JSONSignature(file: $0.name, size: $0.size) })
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try! encoder.encode(value), as: UTF8.self)
+    }
+
+    static func table(_ container: Container) -> String {
+        let count = container.dataFiles.count
+        let state = container.isSigned
+            ? "signed (\(container.signatureFiles.count) signature file\(container.signatureFiles.count == 1 ? "" : "s"))"
+            : "not signed"
+        var lines = ["\(container.path): \(container.kind.rawValue), \(count) data file\(count == 1 ? "" : "s"), \(state)"]
+        let sizeWidth = max(4, container.dataFiles.map { String($0.size).count }.max() ?? 0)
+        let typeWidth = max(10, container.dataFiles.map(\.mediaType.count).max() ?? 0)
+        for file in container.dataFiles {
+            let size = String(repeating: " ", count: sizeWidth - String(file.size).count) + String(file.size)
+            lines.append("  \(size)  \(Format.localDate(file.modified))  "
+                         + file.mediaType.padding(toLength: typeWidth, withPad: " ", startingAt: 0) + "  " + file.name)
+        }
+        for signature in container.signatureFiles {
+            lines.append("  signature: \(signature.name) (\(signature.size) bytes)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

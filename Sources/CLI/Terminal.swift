@@ -1,0 +1,75 @@
+import Foundation
+
+/// Writing to the terminal: errors, plain output, and a progress line for long work.
+enum Terminal {
+    static func out(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func error(_ text: String) {
+        FileHandle.standardError.write(Data(("asicfs: " + text + "\n").utf8))
+    }
+
+    static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+}
+
+/// A one-line progress display on stderr. It appears only on a terminal, only once work has
+/// taken more than half a second, and redraws at most ten times a second.
+final class ProgressLine: @unchecked Sendable {
+    private let label: String
+    private let enabled: Bool
+    private let start = Date()
+    private var lastDraw = Date.distantPast
+    private var drawn = false
+
+    init(_ label: String, quiet: Bool) {
+        self.label = label
+        enabled = !quiet && Terminal.stderrIsTerminal
+    }
+
+    func update(done: Int64, total: Int64) {
+        guard enabled else { return }
+        let now = Date()
+        guard now.timeIntervalSince(start) > 0.5, now.timeIntervalSince(lastDraw) > 0.1 else { return }
+        lastDraw = now
+        let elapsed = now.timeIntervalSince(start)
+        let rate = Double(done) / max(elapsed, 0.001)
+        var line = "\r\(label)  \(Format.bytes(done))"
+        if total > 0 { line += " / \(Format.bytes(total))  \(Int(Double(done) * 100 / Double(total)))%" }
+        line += "  \(Format.bytes(Int64(rate)))/s"
+        FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
+        drawn = true
+    }
+
+    func finish() {
+        guard drawn else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        drawn = false
+    }
+}
+
+enum Format {
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 { value /= 1024; unit += 1 }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// ISO 8601 in UTC, to the second (the `--json` format).
+    static func isoDate(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: date)
+    }
+
+    /// Local time, to the minute (the `ls` table).
+    static func localDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// The settings of asicfs: `key = value` lines from the config file, overridden by `-o key=value`.
+/// Unknown keys are errors that name the key, so a typo never silently does nothing.
+public struct Configuration: Sendable, Equatable {
+    /// Every key asicfs understands, with a one-line meaning (shown by `asicfs --help`).
+    public static let keys: [(key: String, meaning: String)] = [
+        ("tsa-url", "RFC 3161 time-stamp service used for LT signatures"),
+        ("ocsp-url", "OCSP responder (default: the one in the signer certificate's AIA)"),
+        ("profile", "signature profile: LT (default) or B"),
+        ("tsl", "trusted list to validate against (path or URL)"),
+        ("tsl-cert", "PEM file: the certificate(s) allowed to sign the trusted list"),
+        ("trust-anchors", "PEM file or folder of extra trusted CA, OCSP and TSA certificates"),
+        ("cache-dir", "where downloaded trusted lists are kept"),
+        ("mobile-id.url", "Mobile-ID service URL"),
+        ("mobile-id.relying-party-uuid", "Mobile-ID relying-party UUID"),
+        ("mobile-id.relying-party-name", "Mobile-ID relying-party name"),
+        ("mobile-id.tls-cert", "PEM: pinned TLS certificate(s) of the Mobile-ID service"),
+        ("smart-id.url", "Smart-ID service URL"),
+        ("smart-id.relying-party-uuid", "Smart-ID relying-party UUID"),
+        ("smart-id.relying-party-name", "Smart-ID relying-party name"),
+        ("smart-id.tls-cert", "PEM: pinned TLS certificate(s) of the Smart-ID service"),
+        ("remote.url", "remote signing service (CSC API) URL"),
+        ("remote.tls-cert", "PEM: pinned TLS certificate(s) of the remote signing service"),
+        ("remote.client-identity", "PKCS#12 client identity for TLS to the remote service"),
+        ("remote.client-identity-passphrase-file", "file holding that identity's passphrase"),
+        ("pinentry", "pinentry program for PINs"),
+        ("proxy", "HTTP(S) proxy for every outside service"),
+    ]
+
+    public static let knownKeys: Set<String> = Set(keys.map(\.key))
+
+    /// Keys with a fixed set of values.
+    static let allowedValues: [String: Set<String>] = ["profile": ["LT", "B"]]
+
+    public private(set) var values: [String: String] = [:]
+
+    public init() {}
+
+    public subscript(key: String) -> String? { values[key] }
+
+    /// Sets one key, checking that it exists and that its value is allowed.
+    public mutating func set(_ key: String, _ value: String, origin: String) throws {
+        guard Self.knownKeys.contains(key) else {
+            throw ConfigurationError("\(origin): unknown configuration key '\(key)'")
+        }
+        if let allowed = Self.allowedValues[key], !allowed.contains(value) {
+            throw ConfigurationError("\(origin): '\(key)' must be one of \(allowed.sorted().joined(separator: ", ")), not '\(value)'")
+        }
+        values[key] = value
+    }
+
+    /// Parses config-file text: one `key = value` a line, `#` starts a comment, blank lines ignored.
+    public mutating func load(text: String, origin: String) throws {
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var line = Substring(rawLine)
+            if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { continue }
+            guard let equals = trimmed.firstIndex(of: "=") else {
+                throw ConfigurationError("\(origin):\(number + 1): expected 'key = value'")
+            }
+            let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            try set(key, value, origin: "\(origin):\(number + 1)")
+        }
+    }
+
+    /// The default config file: `$XDG_CONFIG_HOME/asicfs/config`, else `~/.config/asicfs/config`.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { return xdg + "/asicfs/config" }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.config/asicfs/config"
+    }
+
+    /// Loads the config: an explicit `--config` file must exist; the default one may be absent.
+    /// `overrides` are `key=value` strings from `-o`, applied last.
+    public static func load(explicitPath: String?, overrides: [String],
+                            environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Configuration {
+        var configuration = Configuration()
+        let path = explicitPath ?? defaultPath(environment: environment)
+        if let data = FileManager.default.contents(atPath: path) {
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw ConfigurationError("\(path): not UTF-8 text")
+            }
+            try configuration.load(text: text, origin: path)
+        } else if explicitPath != nil {
+            throw ConfigurationError("cannot read config file \(path)")
+        }
+        for override in overrides {
+            guard let equals = override.firstIndex(of: "=") else {
+                throw ConfigurationError("-o \(override): expected key=value")
+            }
+            try configuration.set(String(override[..<equals]), String(override[override.index(after: equals)...]),
+                                  origin: "-o")
+        }
+        return configuration
+    }
+}
+
+/// A configuration problem, as one sentence.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// The asicfs version (shown by `--version`, and later in the user agent of network clients).
+public let asicfsVersion = "0.1.0"

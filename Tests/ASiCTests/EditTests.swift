@@ -1,0 +1,154 @@
+@testable import ASiC
+import XCTest
+
+/// Adding, removing and renaming data files; the rules that refuse a change.
+final class EditTests: XCTestCase {
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        folder = try TestSupport.temporaryFolder(self)
+    }
+
+    private func source(_ name: String, _ text: String) throws -> String {
+        try TestSupport.write(Array(text.utf8), to: folder + "/" + name)
+    }
+
+    private func contents(_ container: Container, _ name: String) throws -> String {
+        var bytes: [UInt8] = []
+        try container.read(name) { bytes += $0 }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func testAddRemoveRenameAndReplace() throws {
+        let path = folder + "/doc.asice"
+        try Container.create(at: path, files: [NewDataFile(sourcePath: try source("a.txt", "alpha"))])
+        var edit = try Container.open(path).edit()
+        try edit.add(NewDataFile(sourcePath: try source("b.txt", "bravo")))
+        try edit.add(NewDataFile(sourcePath: try source("c.pdf", "%PDF charlie"), name: "sub/c.pdf"))
+        var container = try edit.save()
+        XCTAssertEqual(container.dataFiles.map(\.name), ["a.txt", "b.txt", "sub/c.pdf"])
+        XCTAssertEqual(container.dataFile(named: "sub/c.pdf")?.mediaType, "application/pdf")
+
+        edit = container.edit()
+        try edit.rename("a.txt", to: "renamed.txt")
+        try edit.remove("b.txt")
+        container = try edit.save()
+        XCTAssertEqual(container.dataFiles.map(\.name), ["renamed.txt", "sub/c.pdf"])
+        XCTAssertEqual(try contents(container, "renamed.txt"), "alpha")
+
+        edit = container.edit()
+        XCTAssertThrowsError(try edit.add(NewDataFile(sourcePath: try source("renamed.txt", "new")))) {
+            XCTAssertTrue("\($0)".contains("already exists"), "\($0)")
+        }
+        try edit.add(NewDataFile(sourcePath: folder + "/renamed.txt"), replacing: true)
+        container = try edit.save()
+        XCTAssertEqual(try contents(container, "renamed.txt"), "new")
+        XCTAssertEqual(try TestSupport.run("unzip", ["-tq", path]).status, 0)
+    }
+
+    func testAddingToSignedContainerFails() throws {
+        let path = folder + "/signed.asice"
+        try FileManager.default.copyItem(atPath: TestSupport.corpusFile("tsl.asice"), toPath: path)
+        let before = try TestSupport.read(path)
+        var edit = try Container.open(path).edit()
+        XCTAssertThrowsError(try edit.add(NewDataFile(sourcePath: try source("x.txt", "x")))) { error in
+            XCTAssertTrue("\(error)".contains("is signed"), "\(error)")
+            XCTAssertEqual((error as? ContainerError)?.errno, EPERM)
+        }
+        XCTAssertThrowsError(try edit.remove("test.txt"))
+        XCTAssertThrowsError(try edit.rename("test.txt", to: "other.txt"))
+        XCTAssertEqual(try TestSupport.read(path), before)
+    }
+
+    func testASiCSContainersCannotBeChanged() throws {
+        let path = folder + "/ts.asics"
+        try FileManager.default.copyItem(atPath: TestSupport.corpusFile("test.asics"), toPath: path)
+        var edit = try Container.open(path).edit()
+        XCTAssertThrowsError(try edit.remove("test1.txt")) { XCTAssertTrue("\($0)".contains("ASiC-S"), "\($0)") }
+    }
+
+    func testUnsafeOrReservedNamesAreRefused() throws {
+        let path = folder + "/doc.asice"
+        try Container.create(at: path, files: [NewDataFile(sourcePath: try source("a.txt", "a"), name: "dir/a.txt")])
+        var edit = try Container.open(path).edit()
+        let src = try source("x.txt", "x")
+        let refused: [(String, String)] = [
+            ("../x.txt", "'..'"), ("/etc/x", "absolute"), ("a\\b", "'\\'"), ("", "empty"), ("a//b", "empty path segment"),
+            ("./x", "'.'"), ("mimetype", "reserved"), ("META-INF/manifest.xml", "reserved"), ("x/", "ends with"),
+            ("dir", "already a folder"), ("dir/a.txt/b", "is a file"),
+        ]
+        for (name, reason) in refused {
+            XCTAssertThrowsError(try edit.add(NewDataFile(sourcePath: src, name: name)), name) {
+                XCTAssertTrue("\($0)".contains(reason), "\(name): \($0)")
+            }
+        }
+        XCTAssertThrowsError(try edit.rename("dir/a.txt", to: "../escape"))
+        XCTAssertThrowsError(try edit.add(NewDataFile(sourcePath: folder))) { XCTAssertTrue("\($0)".contains("not a regular file")) }
+        XCTAssertThrowsError(try edit.add(NewDataFile(sourcePath: folder + "/missing"))) {
+            XCTAssertTrue("\($0)".contains("No such file"), "\($0)")
+        }
+    }
+
+    /// Adding only appends: every byte before the old manifest stays where it was, and the old
+    /// manifest does not pile up (the file grows by about the new entry, not by a manifest per add).
+    func testAddingAppendsWithoutRewritingOrGrowingGarbage() throws {
+        let path = folder + "/big.asice"
+        let big = try TestSupport.write(TestSupport.textLikeBytes(count: 4 << 20), to: folder + "/big.txt")
+        var container = try Container.create(at: path, files: [NewDataFile(sourcePath: big)])
+        let manifestOffset = Int(container.manifestEntry!.localHeaderOffset)
+        let prefix = Array(try TestSupport.read(path).prefix(manifestOffset))
+        for i in 0..<20 {
+            var edit = container.edit()
+            try edit.add(NewDataFile(sourcePath: try source("small\(i).txt", "small file \(i)")))
+            container = try edit.save()
+        }
+        let after = try TestSupport.read(path)
+        XCTAssertEqual(Array(after.prefix(manifestOffset)), prefix, "existing entries untouched")
+        XCTAssertEqual(container.dataFiles.count, 21)
+        let python = try TestSupport.python("""
+            import zipfile, sys
+            z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None
+            used = sum(30 + len(i.filename.encode()) + len(i.extra) + i.compress_size for i in z.infolist())
+            cd = sum(46 + len(i.filename.encode()) + len(i.extra) + len(i.comment) for i in z.infolist())
+            import os; print(os.path.getsize(sys.argv[1]) - used - cd - 22)
+            """, [path])
+        XCTAssertEqual(python.status, 0, python.stderr)
+        // Local extra fields are as long as the central ones here, so nothing is unaccounted for.
+        XCTAssertEqual(Int(python.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), 0, "no dead bytes")
+    }
+
+    func testPermissionsAreKeptAcrossSaves() throws {
+        let path = folder + "/mode.asice"
+        try Container.create(at: path, files: [])
+        chmod(path, 0o640)
+        var edit = try Container.open(path).edit()
+        try edit.add(NewDataFile(sourcePath: try source("a.txt", "a")))
+        try edit.save()
+        var st = stat()
+        stat(path, &st)
+        XCTAssertEqual(st.st_mode & 0o7777, 0o640)
+    }
+
+    func testSavingThroughASymlinkReplacesTheTarget() throws {
+        let path = folder + "/real.asice"
+        try Container.create(at: path, files: [])
+        let link = folder + "/link.asice"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        var edit = try Container.open(link).edit()
+        try edit.add(NewDataFile(sourcePath: try source("a.txt", "a")))
+        try edit.save()
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: link), path, "the link stays a link")
+        XCTAssertEqual(try Container.open(path).dataFiles.map(\.name), ["a.txt"])
+    }
+
+    func testAnOpenSnapshotStaysReadableAfterASave() throws {
+        let path = folder + "/snap.asice"
+        let old = try Container.create(at: path, files: [NewDataFile(sourcePath: try source("a.txt", "first"))])
+        var edit = old.edit()
+        try edit.remove("a.txt")
+        try edit.add(NewDataFile(sourcePath: try source("a2.txt", "second"), name: "a.txt"))
+        let new = try edit.save()
+        XCTAssertEqual(try contents(old, "a.txt"), "first")
+        XCTAssertEqual(try contents(new, "a.txt"), "second")
+    }
+}
