@@ -71,9 +71,6 @@ public final class Container: @unchecked Sendable {
     public static func open(_ path: String) throws -> Container {
         let file = try PosixFile.openForReading(path)
         let status = try file.status()
-        if status.st_mode & S_IFMT == S_IFDIR {
-            throw ContainerError.io(path: path, operation: "cannot open", errno: EISDIR)
-        }
         let directory = try ZipDirectory.read(from: file)
         let entries = directory.entries
         if entries.isEmpty { throw ContainerError.notASiC("the ZIP has no entries") }

@@ -60,12 +60,12 @@ public struct ContainerEdit {
     private func checkEditable() throws {
         guard let base else { return }
         if base.kind == .asicS {
-            throw ContainerError.refused("\(base.path) is an ASiC-S container; its single data file is time-stamped and cannot be changed")
+            throw ContainerError.refused("this is an ASiC-S container: its single data file is time-stamped and cannot be changed")
         }
         if base.isSigned {
             let count = base.signatureFiles.count
             throw ContainerError.refused(
-                "\(base.path) is signed (\(count) signature file\(count == 1 ? "" : "s")); changing its data files would break the signatures. Remove the signatures first, or put it inside a new container")
+                "the container is signed (\(count) signature file\(count == 1 ? "" : "s")); changing its data files would break the signatures. Remove the signatures first, or put it inside a new container")
         }
     }
 
@@ -78,7 +78,7 @@ public struct ContainerEdit {
             throw ContainerError.io(path: file.sourcePath, operation: "cannot read", errno: errno)
         }
         guard st.st_mode & S_IFMT == S_IFREG else {
-            throw ContainerError.refused("\(file.sourcePath) is not a regular file")
+            throw ContainerError.notRegularFile(file.sourcePath)
         }
         guard access(file.sourcePath, R_OK) == 0 else {
             throw ContainerError.io(path: file.sourcePath, operation: "cannot read", errno: errno)
@@ -154,7 +154,7 @@ extension Container {
         var st = stat()
         if lstat(path, &st) == 0 {
             if st.st_mode & S_IFMT == S_IFDIR { throw ContainerError.io(path: path, operation: "cannot create", errno: EISDIR) }
-            if st.st_size > 0 { throw ContainerError.refused("\(path) already exists") }
+            if st.st_size > 0 { throw ContainerError.refused("it already exists (create never overwrites a container)") }
         }
         var edit = ContainerEdit(base: nil)
         edit.compressionLevel = compressionLevel

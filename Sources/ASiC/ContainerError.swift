@@ -19,6 +19,8 @@ public enum ContainerError: Error, Equatable, CustomStringConvertible, Sendable 
     case refused(String)
     /// No data file of that name.
     case noSuchFile(String)
+    /// A path that had to be a regular file is something else (a FIFO, a device).
+    case notRegularFile(String)
     /// An operating-system call failed.
     case io(path: String, operation: String, errno: Int32)
 
@@ -32,6 +34,7 @@ public enum ContainerError: Error, Equatable, CustomStringConvertible, Sendable 
         case .unsupported(let why): return "unsupported: \(why)"
         case .refused(let why): return why
         case .noSuchFile(let name): return "no data file named '\(name)' in the container"
+        case .notRegularFile(let path): return "\(path) is not a regular file"
         case .io(let path, let operation, let code):
             let text = String(cString: strerror(code))
             return "\(operation) \(path): \(text)"
@@ -44,7 +47,7 @@ public enum ContainerError: Error, Equatable, CustomStringConvertible, Sendable 
         case .io(_, _, let code): return code
         case .noSuchFile: return ENOENT
         case .refused: return EPERM
-        case .invalidName: return EINVAL
+        case .invalidName, .notRegularFile: return EINVAL
         case .unsupported: return EOPNOTSUPP
         case .corruptZip, .notASiC, .invalidXML, .dataMismatch: return EIO
         }

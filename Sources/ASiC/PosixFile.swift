@@ -15,11 +15,16 @@ public final class PosixFile: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    /// Opens an existing file for reading.
+    /// Opens an existing regular file for reading. O_NONBLOCK keeps a FIFO from hanging the open;
+    /// anything but a regular file is refused.
     public static func openForReading(_ path: String) throws -> PosixFile {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw ContainerError.io(path: path, operation: "cannot open", errno: errno) }
-        return PosixFile(path: path, fd: fd)
+        let file = PosixFile(path: path, fd: fd)
+        let type = try file.status().st_mode & S_IFMT
+        if type == S_IFDIR { throw ContainerError.io(path: path, operation: "cannot open", errno: EISDIR) }
+        if type != S_IFREG { throw ContainerError.notRegularFile(path) }
+        return file
     }
 
     /// Creates a new file that must not exist yet (O_EXCL), readable and writable.

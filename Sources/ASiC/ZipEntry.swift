@@ -97,7 +97,10 @@ struct ZipDirectory {
         guard entryCount <= cdSize / 46 else {
             throw ContainerError.corruptZip("the archive declares more entries than its directory can hold")
         }
-        guard cdSize <= 512 << 20 else { throw ContainerError.unsupported("a central directory over 512 MiB") }
+        // Bounded memory: the whole directory is parsed at once.
+        guard cdSize <= 128 << 20, entryCount <= 1_000_000 else {
+            throw ContainerError.unsupported("more than 1,000,000 entries or a central directory over 128 MiB")
+        }
 
         let cd = try file.read(count: Int(cdSize), at: Int64(cdOffset))
         guard cd.count == Int(cdSize) else { throw ContainerError.corruptZip("the central directory is truncated") }

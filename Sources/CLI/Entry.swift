@@ -50,10 +50,10 @@ public enum Main {
             Terminal.error(error.description)
             return 2
         } catch let error as ContainerError {
-            // Name the container unless the message already names a path.
-            if case .io = error { Terminal.error(error.description) } else if case .refused = error {
-                Terminal.error(error.description)
-            } else {
+            // Name the container unless the message is about another path already.
+            switch error {
+            case .io, .notRegularFile: Terminal.error(error.description)
+            default:
                 Terminal.error((container.map { "\($0): " } ?? "") + error.description)
             }
             return 1

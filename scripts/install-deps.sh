@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages asicfs needs to build, test and run its demo, only those missing.
+# Uses sudo when not root. The Swift 6 toolchain itself is not a Debian package: it must be on
+# PATH (or in /opt/swift) already.
+set -euo pipefail
+
+packages=(
+  # build: the C libraries behind the shim modules
+  pkg-config libfuse3-dev fuse3 libssl-dev libxml2-dev libcurl4-openssl-dev zlib1g-dev libpcsclite-dev
+  # tests and demo: peer ZIP tools, mount helpers, Python's zipfile
+  unzip zip python3 util-linux mount time
+  # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then
+  echo "error: the Swift 6 toolchain is not installed (see https://www.swift.org/install/linux/)" >&2
+  exit 1
+fi
