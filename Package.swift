@@ -20,12 +20,20 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CPCSC", pkgConfig: "libpcsclite", providers: [.apt(["libpcsclite-dev"])]),
 
+        // libxml2 with every entity, DTD and network feature off: the only way XML is read.
+        .target(name: "SafeXML", dependencies: ["CLibXML2"]),
         // The container core: ZIP, manifest, data files, atomic saves.
-        .target(name: "ASiC", dependencies: ["CZlib", "CLibXML2", "CLinux"]),
+        .target(name: "ASiC", dependencies: ["CZlib", "SafeXML", "CLinux"]),
         // Settings shared by the command line and the filesystem: config file and -o overrides.
         .target(name: "Configuration"),
+        // OpenSSL behind Swift types: certificates, time-stamp tokens.
+        .target(name: "Crypto", dependencies: ["COpenSSL"]),
+        // XAdES signature documents.
+        .target(name: "XAdES", dependencies: ["Crypto", "SafeXML"]),
+        // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
+        .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "Configuration"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
-        .target(name: "CLI", dependencies: ["ASiC", "Configuration"]),
+        .target(name: "CLI", dependencies: ["ASiC", "FS", "Configuration"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),
 
         // Fuzz entry points: a corpus replayer by default, libFuzzer targets with -DFUZZING.

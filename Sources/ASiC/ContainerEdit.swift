@@ -18,6 +18,27 @@ public struct NewDataFile: Sendable {
     }
 }
 
+/// One data file of a planned layout: where its bytes come from and under which name.
+public struct PlannedDataFile: Sendable {
+    public enum Source: Sendable {
+        /// A data file of the container being edited (copied as its compressed bytes).
+        case existing(DataFile)
+        /// New bytes from a file on disk.
+        case file(NewDataFile)
+    }
+
+    public var name: String
+    public var source: Source
+    /// A new modification time, or nil to keep the file's own.
+    public var modified: Date?
+
+    public init(name: String, source: Source, modified: Date? = nil) {
+        self.name = name
+        self.source = source
+        self.modified = modified
+    }
+}
+
 /// Progress of a save, in bytes of data files written so far out of the total.
 public typealias SaveProgress = (_ done: Int64, _ total: Int64) -> Void
 
@@ -25,18 +46,18 @@ public typealias SaveProgress = (_ done: Int64, _ total: Int64) -> Void
 /// Every change is checked when it is made, so a bad request fails before anything is written.
 public struct ContainerEdit {
     enum Item {
-        case existing(DataFile, name: String)
+        case existing(DataFile, name: String, modified: Date?)
         case new(NewDataFile)
 
         var name: String {
             switch self {
-            case .existing(_, let name): return name
+            case .existing(_, let name, _): return name
             case .new(let file): return file.name
             }
         }
         var mediaType: String {
             switch self {
-            case .existing(let file, _): return file.mediaType
+            case .existing(let file, _, _): return file.mediaType
             case .new(let file): return file.mediaType
             }
         }
@@ -51,7 +72,7 @@ public struct ContainerEdit {
 
     init(base: Container?) {
         self.base = base
-        items = base?.dataFiles.map { .existing($0, name: $0.name) } ?? []
+        items = base?.dataFiles.map { .existing($0, name: $0.name, modified: nil) } ?? []
     }
 
     /// The names the container will hold after the changes made so far.
@@ -114,7 +135,7 @@ public struct ContainerEdit {
         let item = items.remove(at: index)
         try checkNoFolderClash(newName)
         switch item {
-        case .existing(let file, _): items.insert(.existing(file, name: newName), at: index)
+        case .existing(let file, _, let modified): items.insert(.existing(file, name: newName, modified: modified), at: index)
         case .new(var file): file.name = newName; items.insert(.new(file), at: index)
         }
         appendOnly = false
@@ -129,6 +150,50 @@ public struct ContainerEdit {
             if name.hasPrefix(other + "/") {
                 throw ContainerError.refused("'\(other)' is a file, so '\(name)' cannot be inside it")
             }
+        }
+    }
+
+    /// Sets the whole list of data files at once (what a filesystem needs after any mix of adds,
+    /// replacements, renames, removals and time changes): the checks are the same as for the
+    /// single steps. Existing files may be renamed or get a new modification time.
+    public mutating func setLayout(_ layout: [PlannedDataFile]) throws {
+        guard let base else { throw ContainerError.refused("nothing to change") }
+        let unchanged = layout.count == base.dataFiles.count && zip(layout, base.dataFiles).allSatisfy { planned, file in
+            if case .existing(let existing) = planned.source, existing == file, planned.name == file.name,
+               planned.modified == nil { return true }
+            return false
+        }
+        if unchanged { return }
+        try checkEditable()
+        var names = Set<String>()
+        var newItems: [Item] = []
+        for planned in layout {
+            guard names.insert(planned.name).inserted else {
+                throw ContainerError.refused("a data file named '\(planned.name)' already exists")
+            }
+            switch planned.source {
+            case .existing(let file):
+                if planned.name != file.name { try EntryName.validateDataFileName(planned.name) }
+                newItems.append(.existing(file, name: planned.name, modified: planned.modified))
+            case .file(var file):
+                try EntryName.validateDataFileName(planned.name)
+                file.name = planned.name
+                if let modified = planned.modified { file.modified = modified }
+                newItems.append(.new(file))
+            }
+        }
+        let previous = items
+        items = []
+        for item in newItems {
+            do { try checkNoFolderClash(item.name) } catch { items = previous; throw error }
+            items.append(item)
+        }
+        // Appending keeps the existing files as they are, in order, with new ones after them.
+        appendOnly = base.dataFiles.count <= newItems.count && zip(base.dataFiles, newItems).allSatisfy { file, item in
+            if case .existing(let existing, let name, let modified) = item {
+                return existing == file && name == file.name && modified == nil
+            }
+            return false
         }
     }
 
@@ -220,10 +285,10 @@ private struct ContainerWriter {
             let total = self.total
             for item in edit.items {
                 switch item {
-                case .existing(let file, let name):
+                case .existing(let file, let name, let modified):
                     let location = try base!.location(of: file.entry)
                     central.append(try writer.copy(file.entry, at: location, from: base!.file,
-                                                   renamedTo: name == file.name ? nil : name))
+                                                   renamedTo: name == file.name ? nil : name, modified: modified))
                 case .new(let file):
                     central.append(try writeNew(file, writer, doneBefore: done, total: total))
                     done += Int64(central.last!.uncompressedSize)
@@ -232,7 +297,8 @@ private struct ContainerWriter {
             central.append(try writeManifest(writer))
             if let base {
                 for entry in base.signatureFiles.map(\.entry) + base.otherEntries {
-                    central.append(try writer.copy(entry, at: try base.location(of: entry), from: base.file, renamedTo: nil))
+                    central.append(try writer.copy(entry, at: try base.location(of: entry), from: base.file,
+                                                   renamedTo: nil, modified: nil))
                 }
             }
             try writer.finish(central)

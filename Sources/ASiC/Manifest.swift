@@ -1,4 +1,5 @@
 import Foundation
+import SafeXML
 
 /// `META-INF/manifest.xml`: the OpenDocument manifest listing every data file and its media type.
 public struct Manifest: Equatable, Sendable {
@@ -23,7 +24,12 @@ public struct Manifest: Equatable, Sendable {
 
     /// Parses and checks a manifest: one `/` entry, no duplicates, every entry with a path and type.
     public static func parse(_ bytes: [UInt8]) throws -> Manifest {
-        let doc = try SafeXMLDocument.parse(bytes, name: path)
+        let doc: SafeXMLDocument
+        do {
+            doc = try SafeXMLDocument.parse(bytes, name: path)
+        } catch let error as XMLError {
+            throw ContainerError.invalidXML(path, reason: error.reason)
+        }
         guard let root = doc.root, root.localName == "manifest", root.namespaceURI == namespace else {
             throw ContainerError.notASiC("\(path) is not an OpenDocument manifest")
         }

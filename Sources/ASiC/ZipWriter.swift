@@ -67,11 +67,18 @@ final class ZipWriter {
     }
 
     /// Copies an entry's compressed bytes unchanged, under a fresh local header (and maybe a new name).
-    func copy(_ entry: ZipEntry, at location: EntryLocation, from source: PosixFile, renamedTo newName: String?) throws -> ZipEntry {
+    func copy(_ entry: ZipEntry, at location: EntryLocation, from source: PosixFile, renamedTo newName: String?,
+              modified: Date?) throws -> ZipEntry {
         var copied = entry
         if let newName {
             copied.name = newName
             copied.rawName = Array(newName.utf8)
+        }
+        if let modified {
+            copied.dosDateTime = DOSDateTime(modified)
+            copied.unixModified = modified
+            copied.centralExtra = Self.removingExtra(ZipExtra.extendedTimestamp, from: copied.centralExtra)
+                + Self.timestampExtra(modified)
         }
         copied.flags &= ~ZipFlag.dataDescriptor
         copied.flags |= ZipFlag.utf8Names
@@ -126,6 +133,20 @@ final class ZipWriter {
             crc32: 0, compressedSize: 0, uncompressedSize: 0, localHeaderOffset: UInt64(offset),
             dosDateTime: DOSDateTime(modified), unixModified: timestampExtra ? modified : nil,
             versionMadeBy: 3 << 8 | 20, externalAttributes: 0o100644 << 16, centralExtra: extra, comment: [])
+    }
+
+    /// Extra-field blocks without those of type `id`.
+    static func removingExtra(_ id: UInt16, from extra: [UInt8]) -> [UInt8] {
+        var kept: [UInt8] = []
+        var offset = 0
+        while offset + 4 <= extra.count {
+            let blockID = UInt16(extra[offset]) | UInt16(extra[offset + 1]) << 8
+            let size = Int(extra[offset + 2]) | Int(extra[offset + 3]) << 8
+            let end = min(extra.count, offset + 4 + size)
+            if blockID != id { kept += extra[offset..<end] }
+            offset = end
+        }
+        return kept
     }
 
     private static func timestampExtra(_ date: Date) -> [UInt8] {

@@ -4,7 +4,11 @@
 #include <fuse.h>
 #include <sys/stat.h>
 #include <errno.h>
+#include <fcntl.h>
 
 // fuse_loop_mt is a function-like macro in the FUSE 3.1 API.
+// UTIME_NOW/UTIME_OMIT are macros over shifted constants that Swift does not import.
+static inline long cfuse_utime_now(void) { return UTIME_NOW; }
+static inline long cfuse_utime_omit(void) { return UTIME_OMIT; }
 static inline int cfuse_loop_mt(struct fuse *f, int clone_fd) { return fuse_loop_mt(f, clone_fd); }
 #endif

@@ -5,6 +5,8 @@ import Configuration
 struct CommandContext: Sendable {
     let configuration: Configuration
     let quiet: Bool
+    /// `-o` options that are not settings (only `mount` takes them).
+    var mountOptions: [String] = []
 }
 
 /// One `asicfs COMMAND`: its help text and what it does. Commands only parse and print;
@@ -30,7 +32,7 @@ struct Command: Sendable {
 }
 
 /// The commands in the order `asicfs --help` lists them.
-let commands: [Command] = [createCommand, listCommand, extractCommand, addCommand, removeCommand]
+let commands: [Command] = [mountCommand, umountCommand, createCommand, listCommand, extractCommand, addCommand, removeCommand]
 
 /// Takes exactly `count` leading positionals or fails with a usage error naming `what`.
 func requirePositionals(_ arguments: ParsedArguments, atLeast count: Int, _ what: String) throws {

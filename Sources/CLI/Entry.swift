@@ -41,8 +41,20 @@ public enum Main {
                 Terminal.out(command.help)
                 return 0
             }
-            let configuration = try Configuration.load(explicitPath: parsed.value("--config"), overrides: parsed.all("--option"))
-            return try command.run(parsed, CommandContext(configuration: configuration, quiet: parsed.has("--quiet")))
+            // mount takes FUSE options through -o too: settings are the key=value ones with a known key.
+            var settings = parsed.all("--option")
+            var mountOptions: [String] = []
+            if command.name == "mount" {
+                let all = settings.flatMap { $0.split(separator: ",", omittingEmptySubsequences: true).map(String.init) }
+                settings = all.filter { option in
+                    option.split(separator: "=", maxSplits: 1).first.map { Configuration.knownKeys.contains(String($0)) } ?? false
+                }
+                mountOptions = all.filter { !settings.contains($0) }
+            }
+            let configuration = try Configuration.load(explicitPath: parsed.value("--config"), overrides: settings)
+            var context = CommandContext(configuration: configuration, quiet: parsed.has("--quiet"))
+            context.mountOptions = mountOptions
+            return try command.run(parsed, context)
         } catch let error as UsageError {
             Terminal.error("\(error.description) (see 'asicfs \(command.name) --help')")
             return 2

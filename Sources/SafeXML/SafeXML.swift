@@ -1,11 +1,18 @@
 import CLibXML2
 import Foundation
 
+/// Why an XML document was refused, as one sentence.
+public struct XMLError: Error, CustomStringConvertible, Equatable {
+    public let reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
 /// A parsed XML document, read with every network and entity feature of libxml2 turned off.
 /// ASiC documents never need a DTD, so any DOCTYPE is refused before parsing: that stops
 /// entity-expansion bombs and external-entity (XXE) probes outright.
-final class SafeXMLDocument {
-    let document: xmlDocPtr
+public final class SafeXMLDocument {
+    public let document: xmlDocPtr
 
     private init(_ document: xmlDocPtr) { self.document = document }
     deinit { xmlFreeDoc(document) }
@@ -13,12 +20,12 @@ final class SafeXMLDocument {
     static let parserReady: Void = { xmlInitParser() }()
 
     /// Parses `bytes`; `name` is used in error messages.
-    static func parse(_ bytes: [UInt8], name: String) throws -> SafeXMLDocument {
+    public static func parse(_ bytes: [UInt8], name: String) throws -> SafeXMLDocument {
         _ = parserReady
         if containsDoctype(bytes) {
-            throw ContainerError.invalidXML(name, reason: "it declares a DTD or entities, which are not allowed")
+            throw XMLError("it declares a DTD or entities, which are not allowed")
         }
-        guard let context = xmlNewParserCtxt() else { throw ContainerError.invalidXML(name, reason: "out of memory") }
+        guard let context = xmlNewParserCtxt() else { throw XMLError("out of memory") }
         defer { xmlFreeParserCtxt(context) }
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
         let doc = bytes.withUnsafeBufferPointer { buf in
@@ -32,11 +39,11 @@ final class SafeXMLDocument {
                 reason += " (" + String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
                     + ", line \(error.pointee.line))"
             }
-            throw ContainerError.invalidXML(name, reason: reason)
+            throw XMLError(reason)
         }
         if doc.pointee.intSubset != nil || doc.pointee.extSubset != nil {
             xmlFreeDoc(doc)
-            throw ContainerError.invalidXML(name, reason: "it declares a DTD or entities, which are not allowed")
+            throw XMLError("it declares a DTD or entities, which are not allowed")
         }
         return SafeXMLDocument(doc)
     }
@@ -60,19 +67,19 @@ final class SafeXMLDocument {
         return false
     }
 
-    var root: XMLElement? { xmlDocGetRootElement(document).map(XMLElement.init) }
+    public var root: XMLElement? { xmlDocGetRootElement(document).map(XMLElement.init) }
 }
 
 /// A read-only view of one element of a `SafeXMLDocument` (valid while the document lives).
-struct XMLElement {
-    let node: xmlNodePtr
+public struct XMLElement {
+    public let node: xmlNodePtr
 
-    init(_ node: xmlNodePtr) { self.node = node }
+    public init(_ node: xmlNodePtr) { self.node = node }
 
-    var localName: String { String(cString: node.pointee.name) }
-    var namespaceURI: String? { node.pointee.ns.flatMap { $0.pointee.href.map { String(cString: $0) } } }
+    public var localName: String { String(cString: node.pointee.name) }
+    public var namespaceURI: String? { node.pointee.ns.flatMap { $0.pointee.href.map { String(cString: $0) } } }
 
-    var children: [XMLElement] {
+    public var children: [XMLElement] {
         var result: [XMLElement] = []
         var child = node.pointee.children
         while let c = child {
@@ -82,8 +89,33 @@ struct XMLElement {
         return result
     }
 
+    /// The text content of the element and its descendants.
+    public var text: String {
+        guard let content = xmlNodeGetContent(node) else { return "" }
+        defer { cxml_free(content) }
+        return String(cString: content)
+    }
+
+    /// Every descendant element (depth first) with this local name and namespace.
+    public func descendants(_ localName: String, namespace ns: String) -> [XMLElement] {
+        var found: [XMLElement] = []
+        for child in children {
+            if child.localName == localName && child.namespaceURI == ns { found.append(child) }
+            found += child.descendants(localName, namespace: ns)
+        }
+        return found
+    }
+
+    public func firstDescendant(_ localName: String, namespace ns: String) -> XMLElement? {
+        for child in children {
+            if child.localName == localName && child.namespaceURI == ns { return child }
+            if let found = child.firstDescendant(localName, namespace: ns) { return found }
+        }
+        return nil
+    }
+
     /// The value of an attribute in namespace `ns` (nil: no namespace), or nil when absent.
-    func attribute(_ name: String, namespace ns: String?) -> String? {
+    public func attribute(_ name: String, namespace ns: String?) -> String? {
         let value = ns.map { xmlGetNsProp(node, name, $0) } ?? xmlGetNoNsProp(node, name)
         guard let value else { return nil }
         defer { cxml_free(value) }

@@ -1,0 +1,592 @@
+import ASiC
+import Foundation
+
+/// One mounted container, as a tree of paths: the data files (names with `/` become folders)
+/// and the `.asicfs` control folder. Everything the FUSE adaptor calls is here, in Swift terms,
+/// with errors as `FileSystemError`; it is safe to call from many threads at once.
+///
+/// State: `snapshot` is the container on disk; `view` is what the mount shows, which may be
+/// ahead of it (files written through `Spool`s, renames, removals, new times). A commit turns the
+/// view into a new container, atomically, shortly after the last change (see `CommitScheduler`),
+/// on fsync and at unmount. Reads never wait for a commit: they use the snapshot they started with.
+public final class ContainerFileSystem: @unchecked Sendable {
+    enum Entry {
+        /// A data file of the snapshot, with a new modification time if one was set.
+        case stored(DataFile, modified: Date?)
+        case spooled(Spool)
+    }
+
+    public let containerPath: String
+    public let readOnly: Bool
+    let spoolFolder: String
+    let mountedAt = Date()
+
+    private let lock = NSLock()
+    private let commitLock = NSLock()
+    /// Guards `handles` and `nextHandle` only; taken inside `lock` where both are needed, never the other way.
+    private let handleLock = NSLock()
+    private var snapshot: Container
+    private var view: [String: Entry] = [:]
+    private var order: [String] = []
+    /// Folders made with mkdir that hold no file yet (a container cannot store empty folders).
+    private var emptyFolders: Set<String> = []
+    private var handles: [UInt64: Handle] = [:]
+    private var nextHandle: UInt64 = 1
+    private var spoolCounter = 0
+    private var pendingChanges = false
+    private(set) var lastError = ""
+    lazy var control = ControlFolder(fileSystem: self)
+    var scheduler: CommitScheduler?
+    /// Set by the FUSE adaptor: drops the kernel's cached data and attributes of a path.
+    var invalidate: (@Sendable (String) -> Void)?
+
+    /// An open file: its bytes come from the snapshot, a spool, or the control folder.
+    final class Handle {
+        enum Source {
+            case stored(EntryContent)
+            case spooled(Spool)
+            case control(ControlFile, [UInt8])
+        }
+        let source: Source
+        let writable: Bool
+        init(source: Source, writable: Bool) {
+            self.source = source
+            self.writable = writable
+        }
+    }
+
+    /// Opens the container (failing with its one-line reason before anything is mounted) and
+    /// prepares the private spool folder beside it.
+    public init(containerPath: String, readOnly: Bool) throws {
+        self.containerPath = containerPath
+        self.readOnly = readOnly
+        snapshot = try Container.open(containerPath)
+        let folder = (containerPath as NSString).deletingLastPathComponent
+        let base = (containerPath as NSString).lastPathComponent
+        Self.removeStaleSpools(in: folder, base: base)
+        spoolFolder = "\(folder)/.\(base).asicfs-spool-\(getpid())"
+        if !readOnly {
+            guard mkdir(spoolFolder, 0o700) == 0 || errno == EEXIST else {
+                throw ContainerError.io(path: spoolFolder, operation: "cannot create", errno: errno)
+            }
+        }
+        resetView()
+    }
+
+    deinit { rmdir(spoolFolder) }
+
+    private func resetView() {
+        view = [:]
+        order = snapshot.dataFiles.map(\.name)
+        for file in snapshot.dataFiles { view[file.name] = .stored(file, modified: nil) }
+    }
+
+    /// A daemon killed with SIGKILL leaves its spool folder behind; remove those whose process is gone.
+    private static func removeStaleSpools(in folder: String, base: String) {
+        let prefix = ".\(base).asicfs-spool-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: "\(folder)/\(name)") }
+        }
+    }
+
+    // MARK: - State shared with the control folder
+
+    var currentSnapshot: Container { lock.withLock { snapshot } }
+    var hasPendingChanges: Bool { lock.withLock { pendingChanges } }
+    var dataFileCount: Int { lock.withLock { order.count } }
+
+    func recordError(_ message: String) {
+        lock.withLock { lastError = message }
+    }
+
+    private func fail(_ code: Int32, _ message: String) -> FileSystemError {
+        lastError = message
+        return FileSystemError(code, message)
+    }
+
+    /// Throws unless data files may change now (the caller holds `lock`).
+    private func checkWritable(_ action: String) throws {
+        if readOnly {
+            throw fail(EROFS, "cannot \(action): the container is mounted read-only (-o ro)")
+        }
+        if snapshot.kind == .asicS {
+            throw fail(EPERM, "cannot \(action): this is an ASiC-S container, whose single data file is time-stamped")
+        }
+        if snapshot.isSigned {
+            let count = snapshot.signatureFiles.count
+            throw fail(EPERM, "cannot \(action): the container is signed (\(count) signature file\(count == 1 ? "" : "s")) and changing its data files would break the signatures; remove the signatures first, or copy the files into a new container")
+        }
+    }
+
+    // MARK: - Paths
+
+    /// "/a/b.txt" -> "a/b.txt"; "/" -> "".
+    static func name(of path: String) -> String {
+        String(path.drop(while: { $0 == "/" }))
+    }
+
+    private func isFolder(_ name: String) -> Bool {
+        if name.isEmpty { return true }
+        if emptyFolders.contains(name) { return true }
+        let prefix = name + "/"
+        return order.contains { $0.hasPrefix(prefix) }
+    }
+
+    private func attributes(of entry: Entry) -> NodeAttributes {
+        let writable = !readOnly && !snapshot.isSigned && snapshot.kind == .asicE
+        switch entry {
+        case .stored(let file, let modified):
+            return NodeAttributes(kind: .file, size: file.size, permissions: writable ? 0o644 : 0o444,
+                                  modified: modified ?? file.modified)
+        case .spooled(let spool):
+            return NodeAttributes(kind: .file, size: spool.size, permissions: 0o644, modified: spool.modified)
+        }
+    }
+
+    private var folderPermissions: UInt16 {
+        !readOnly && !snapshot.isSigned && snapshot.kind == .asicE ? 0o755 : 0o555
+    }
+
+    // MARK: - Reading the tree
+
+    public func attributes(_ path: String) throws -> NodeAttributes {
+        let name = Self.name(of: path)
+        if ControlFolder.contains(name) { return try control.attributes(name) }
+        return try lock.withLock {
+            if let entry = view[name] { return attributes(of: entry) }
+            if isFolder(name) { return .directory(folderPermissions, snapshot.dataFiles.isEmpty ? mountedAt : folderTime(name)) }
+            throw FileSystemError(ENOENT)
+        }
+    }
+
+    /// A folder shows the newest time of the files in it.
+    private func folderTime(_ name: String) -> Date {
+        let prefix = name.isEmpty ? "" : name + "/"
+        var newest = Date(timeIntervalSince1970: 0)
+        for file in order where file.hasPrefix(prefix) {
+            if let entry = view[file] { newest = max(newest, attributes(of: entry).modified) }
+        }
+        return newest.timeIntervalSince1970 == 0 ? mountedAt : newest
+    }
+
+    /// The names directly inside a folder.
+    public func list(_ path: String) throws -> [String] {
+        let name = Self.name(of: path)
+        if ControlFolder.contains(name) { return try control.list(name) }
+        return try lock.withLock {
+            guard view[name] == nil, isFolder(name) else {
+                throw FileSystemError(view[name] == nil ? ENOENT : ENOTDIR)
+            }
+            let prefix = name.isEmpty ? "" : name + "/"
+            var children: [String] = []
+            var seen = Set<String>()
+            for file in order + emptyFolders.sorted() where file.hasPrefix(prefix) {
+                let rest = file.dropFirst(prefix.count)
+                guard let first = rest.split(separator: "/").first.map(String.init) else { continue }
+                if seen.insert(first).inserted { children.append(first) }
+            }
+            if name.isEmpty { children.insert(ControlFolder.name, at: 0) }
+            return children
+        }
+    }
+
+    // MARK: - Opening, reading, writing
+
+    public struct OpenResult {
+        public let handle: UInt64
+        /// The content cannot change behind the kernel's back: it may keep its page cache.
+        public let keepCache: Bool
+        /// Generated content: bypass the page cache entirely.
+        public let directIO: Bool
+    }
+
+    public func open(_ path: String, flags: Int32) throws -> OpenResult {
+        let name = Self.name(of: path)
+        let accessMode = flags & O_ACCMODE
+        let wantsWrite = accessMode != O_RDONLY || flags & O_TRUNC != 0
+        if ControlFolder.contains(name) {
+            if wantsWrite { throw FileSystemError(EACCES) }
+            let (file, bytes) = try control.open(name)
+            return register(Handle(source: .control(file, bytes), writable: false), keepCache: false, directIO: true)
+        }
+        return try lock.withLock {
+            guard let entry = view[name] else { throw FileSystemError(isFolder(name) ? EISDIR : ENOENT) }
+            if !wantsWrite {
+                switch entry {
+                case .stored(let file, _):
+                    let content = try snapshot.content(of: file.name)
+                    return register(Handle(source: .stored(content), writable: false), keepCache: true, directIO: false)
+                case .spooled(let spool):
+                    spool.opened += 1
+                    return register(Handle(source: .spooled(spool), writable: false), keepCache: false, directIO: false)
+                }
+            }
+            try checkWritable("change '\(name)'")
+            let spool = try spoolFor(name, entry: entry, truncate: flags & O_TRUNC != 0)
+            spool.opened += 1
+            spool.writers += 1
+            return register(Handle(source: .spooled(spool), writable: true), keepCache: false, directIO: false)
+        }
+    }
+
+    /// Creates a new, empty data file and opens it for writing.
+    public func create(_ path: String) throws -> OpenResult {
+        let name = Self.name(of: path)
+        if ControlFolder.contains(name) { throw FileSystemError(EACCES) }
+        return try lock.withLock {
+            try checkWritable("create '\(name)'")
+            if let entry = view[name] {
+                let spool = try spoolFor(name, entry: entry, truncate: true)
+                spool.opened += 1
+                spool.writers += 1
+                return register(Handle(source: .spooled(spool), writable: true), keepCache: false, directIO: false)
+            }
+            try checkNewName(name)
+            let spool = try newSpool(size: 0)
+            view[name] = .spooled(spool)
+            order.append(name)
+            removeEmptyFolders(above: name)
+            spool.opened += 1
+            spool.writers += 1
+            pendingChanges = true
+            return register(Handle(source: .spooled(spool), writable: true), keepCache: false, directIO: false)
+        }
+    }
+
+    /// Checks a name for a new data file: allowed by the container rules, parent folder present,
+    /// no clash between a file and a folder (the caller holds `lock`).
+    private func checkNewName(_ name: String) throws {
+        do {
+            try EntryName.validateDataFileName(name)
+        } catch {
+            throw fail(EINVAL, "\(error)")
+        }
+        let parent = (name as NSString).deletingLastPathComponent
+        if view[parent] != nil { throw FileSystemError(ENOTDIR) }
+        if !isFolder(parent) { throw FileSystemError(ENOENT) }
+        if isFolder(name) { throw FileSystemError(EISDIR) }
+    }
+
+    private func removeEmptyFolders(above name: String) {
+        var parent = (name as NSString).deletingLastPathComponent
+        while !parent.isEmpty {
+            emptyFolders.remove(parent)
+            parent = (parent as NSString).deletingLastPathComponent
+        }
+    }
+
+    private func newSpool(size: Int64) throws -> Spool {
+        spoolCounter += 1
+        do {
+            return try Spool(path: "\(spoolFolder)/\(spoolCounter)", size: size)
+        } catch {
+            throw fail(FileSystemError.from(error).code, "cannot start writing: \(error)")
+        }
+    }
+
+    /// The spool holding `name`'s bytes, made from the container's copy if needed (the caller holds `lock`).
+    private func spoolFor(_ name: String, entry: Entry, truncate: Bool) throws -> Spool {
+        switch entry {
+        case .spooled(let spool):
+            if truncate {
+                try spool.truncate(to: 0)
+                spool.failed = nil
+                pendingChanges = true
+            }
+            return spool
+        case .stored(let file, let modified):
+            let spool = try newSpool(size: 0)
+            if !truncate {
+                var offset: Int64 = 0
+                do {
+                    try snapshot.read(file.name) { chunk in
+                        try spool.write(chunk, at: offset)
+                        offset += Int64(chunk.count)
+                    }
+                } catch {
+                    throw fail(FileSystemError.from(error).code, "cannot change '\(name)': \(error)")
+                }
+                spool.modified = modified ?? file.modified
+            }
+            view[name] = .spooled(spool)
+            pendingChanges = true
+            return spool
+        }
+    }
+
+    private func register(_ handle: Handle, keepCache: Bool, directIO: Bool) -> OpenResult {
+        let id = handleLock.withLock { () -> UInt64 in
+            let id = nextHandle
+            nextHandle += 1
+            handles[id] = handle
+            return id
+        }
+        return OpenResult(handle: id, keepCache: keepCache, directIO: directIO)
+    }
+
+    private func handle(_ id: UInt64) throws -> Handle {
+        guard let handle = handleLock.withLock({ handles[id] }) else { throw FileSystemError(EBADF) }
+        return handle
+    }
+
+    public func read(_ id: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        switch try handle(id).source {
+        case .stored(let content): return try content.read(into: buffer, at: offset)
+        case .spooled(let spool): return try lock.withLock { try spool.read(into: buffer, at: offset) }
+        case .control(_, let bytes):
+            guard offset < bytes.count else { return 0 }
+            let count = min(buffer.count, bytes.count - Int(offset))
+            bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
+            return count
+        }
+    }
+
+    public func write(_ id: UInt64, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {
+        let handle = try handle(id)
+        guard handle.writable, case .spooled(let spool) = handle.source else { throw FileSystemError(EBADF) }
+        try lock.withLock {
+            do {
+                try spool.write(buffer, at: offset)
+            } catch {
+                let reason = FileSystemError.from(error)
+                throw fail(reason.code, "writing a file failed (\(reason)); it will not be added to the container")
+            }
+            pendingChanges = true
+        }
+        return buffer.count
+    }
+
+    public func truncate(_ path: String, to length: Int64, handle id: UInt64?) throws {
+        let name = Self.name(of: path)
+        if ControlFolder.contains(name) { throw FileSystemError(EACCES) }
+        try lock.withLock {
+            let spool: Spool
+            if let id, let handle = handleLock.withLock({ handles[id] }), case .spooled(let open) = handle.source,
+               handle.writable {
+                spool = open
+            } else {
+                guard let entry = view[name] else { throw FileSystemError(isFolder(name) ? EISDIR : ENOENT) }
+                try checkWritable("change '\(name)'")
+                spool = try spoolFor(name, entry: entry, truncate: length == 0)
+            }
+            try spool.truncate(to: length)
+            pendingChanges = true
+        }
+        scheduler?.changed()
+    }
+
+    /// The last close of a handle: a finished write becomes eligible for the next commit.
+    public func release(_ id: UInt64) {
+        let wrote = lock.withLock { () -> Bool in
+            guard let handle = handleLock.withLock({ handles.removeValue(forKey: id) }) else { return false }
+            guard case .spooled(let spool) = handle.source else { return false }
+            spool.opened -= 1
+            if handle.writable { spool.writers -= 1 }
+            return handle.writable
+        }
+        if wrote { scheduler?.changed() }
+    }
+
+    // MARK: - Changing the tree
+
+    public func unlink(_ path: String) throws {
+        let name = Self.name(of: path)
+        if ControlFolder.contains(name) { throw FileSystemError(EPERM) }
+        try lock.withLock {
+            guard view[name] != nil else { throw FileSystemError(isFolder(name) ? EISDIR : ENOENT) }
+            try checkWritable("remove '\(name)'")
+            view[name] = nil
+            order.removeAll { $0 == name }
+            keepParentFolder(of: name)
+            pendingChanges = true
+        }
+        scheduler?.changed()
+    }
+
+    /// Removing the last file of a folder leaves the folder, as on any filesystem.
+    private func keepParentFolder(of name: String) {
+        let parent = (name as NSString).deletingLastPathComponent
+        if !parent.isEmpty && !isFolder(parent) { emptyFolders.insert(parent) }
+    }
+
+    public func makeFolder(_ path: String) throws {
+        let name = Self.name(of: path)
+        if ControlFolder.contains(name) { throw FileSystemError(EPERM) }
+        try lock.withLock {
+            if view[name] != nil || isFolder(name) { throw FileSystemError(EEXIST) }
+            try checkWritable("create the folder '\(name)'")
+            try checkNewName(name)
+            emptyFolders.insert(name)
+        }
+    }
+
+    public func removeFolder(_ path: String) throws {
+        let name = Self.name(of: path)
+        if ControlFolder.contains(name) { throw FileSystemError(EPERM) }
+        try lock.withLock {
+            if view[name] != nil { throw FileSystemError(ENOTDIR) }
+            guard isFolder(name), !name.isEmpty else { throw FileSystemError(name.isEmpty ? EBUSY : ENOENT) }
+            if order.contains(where: { $0.hasPrefix(name + "/") }) || emptyFolders.contains(where: { $0.hasPrefix(name + "/") }) {
+                throw FileSystemError(ENOTEMPTY)
+            }
+            try checkWritable("remove the folder '\(name)'")
+            emptyFolders.remove(name)
+            keepParentFolder(of: name)
+        }
+    }
+
+    public static let renameNoReplace: UInt32 = 1
+    public static let renameExchange: UInt32 = 2
+
+    /// Renames a file or a whole folder. Renaming over an existing file replaces it, as rename(2) does.
+    public func rename(_ fromPath: String, to toPath: String, flags: UInt32) throws {
+        let from = Self.name(of: fromPath), to = Self.name(of: toPath)
+        if ControlFolder.contains(from) || ControlFolder.contains(to) { throw FileSystemError(EXDEV) }
+        if flags & Self.renameExchange != 0 { throw FileSystemError(EINVAL) }
+        try lock.withLock {
+            let fromIsFile = view[from] != nil
+            guard fromIsFile || (isFolder(from) && !from.isEmpty) else { throw FileSystemError(ENOENT) }
+            if from == to { return }
+            try checkWritable("rename '\(from)'")
+            if to.hasPrefix(from + "/") { throw FileSystemError(EINVAL) }
+            let targetIsFile = view[to] != nil, targetIsFolder = !targetIsFile && isFolder(to)
+            if (targetIsFile || targetIsFolder) && flags & Self.renameNoReplace != 0 { throw FileSystemError(EEXIST) }
+            if fromIsFile {
+                if targetIsFolder { throw FileSystemError(EISDIR) }
+                if !targetIsFile { try checkNewName(to) }
+                if targetIsFile { order.removeAll { $0 == to } }
+                view[to] = view.removeValue(forKey: from)
+                order = order.map { $0 == from ? to : $0 }
+            } else {
+                if targetIsFile { throw FileSystemError(ENOTDIR) }
+                if targetIsFolder {
+                    if order.contains(where: { $0.hasPrefix(to + "/") }) { throw FileSystemError(ENOTEMPTY) }
+                    emptyFolders.remove(to)
+                } else {
+                    try checkNewName(to)
+                }
+                let prefix = from + "/"
+                for old in order where old.hasPrefix(prefix) {
+                    let new = to + "/" + old.dropFirst(prefix.count)
+                    do { try EntryName.validateDataFileName(new) } catch { throw fail(EINVAL, "\(error)") }
+                    view[new] = view.removeValue(forKey: old)
+                }
+                order = order.map { $0.hasPrefix(prefix) ? to + "/" + $0.dropFirst(prefix.count) : $0 }
+                emptyFolders = Set(emptyFolders.map { $0 == from ? to : $0.hasPrefix(prefix) ? to + "/" + $0.dropFirst(prefix.count) : $0 })
+            }
+            keepParentFolder(of: from)
+            removeEmptyFolders(above: to)
+            pendingChanges = true
+        }
+        invalidate?(toPath)
+        scheduler?.changed()
+    }
+
+    /// Sets a data file's modification time (`touch`); folders accept and ignore it.
+    public func setModified(_ path: String, to date: Date?) throws {
+        let name = Self.name(of: path)
+        if ControlFolder.contains(name) { return }
+        try lock.withLock {
+            guard let entry = view[name] else {
+                if isFolder(name) { return }
+                throw FileSystemError(ENOENT)
+            }
+            try checkWritable("change the time of '\(name)'")
+            let when = date ?? Date()
+            switch entry {
+            case .stored(let file, _): view[name] = .stored(file, modified: when)
+            case .spooled(let spool): spool.modified = when; spool.generation += 1
+            }
+            pendingChanges = true
+        }
+        scheduler?.changed()
+    }
+
+    // MARK: - Committing
+
+    /// Writes the view into the container now (fsync, unmount, and the scheduler call this).
+    /// Files still open for writing keep their old (or no) content in this commit.
+    public func commit() throws {
+        commitLock.lock(); defer { commitLock.unlock() }
+        struct Captured { let name: String; let spool: Spool; let generation: UInt64 }
+        let (base, layout, captured, changed) = lock.withLock { () -> (Container, [PlannedDataFile], [Captured], Bool) in
+            var layout: [PlannedDataFile] = []
+            var captured: [Captured] = []
+            for name in order {
+                switch view[name]! {
+                case .stored(let file, let modified):
+                    layout.append(PlannedDataFile(name: name, source: .existing(file), modified: modified))
+                case .spooled(let spool):
+                    if spool.writers > 0 || spool.failed != nil {
+                        // Not finished (or broken): keep what the container had under this name, if anything.
+                        if let old = snapshot.dataFile(named: name) { layout.append(PlannedDataFile(name: name, source: .existing(old))) }
+                        continue
+                    }
+                    layout.append(PlannedDataFile(
+                        name: name, source: .file(NewDataFile(sourcePath: spool.path, name: name, modified: spool.modified))))
+                    captured.append(Captured(name: name, spool: spool, generation: spool.generation))
+                }
+            }
+            let changed = pendingChanges
+            return (snapshot, layout, captured, changed)
+        }
+        guard changed else { return }
+        let saved: Container
+        do {
+            var edit = base.edit()
+            try edit.setLayout(layout)
+            saved = try edit.save()
+        } catch {
+            let reason = FileSystemError.from(error)
+            recordError("saving \(containerPath) failed: \(reason); the changes are kept in the mount and saving is retried")
+            throw reason
+        }
+        lock.withLock {
+            snapshot = saved
+            var stillPending = false
+            for name in order {
+                guard let entry = view[name] else { continue }
+                switch entry {
+                case .stored(let file, let modified):
+                    if let now = saved.dataFile(named: name), modified == nil || now.modified == modified {
+                        view[name] = .stored(now, modified: nil)
+                    } else if file != saved.dataFile(named: name) {
+                        stillPending = true
+                    }
+                case .spooled(let spool):
+                    if let done = captured.first(where: { $0.spool === spool && $0.name == name }),
+                       done.generation == spool.generation, spool.opened == 0, let now = saved.dataFile(named: name) {
+                        view[name] = .stored(now, modified: nil)
+                    } else {
+                        stillPending = stillPending || spool.failed == nil
+                    }
+                }
+            }
+            pendingChanges = stillPending
+            if !stillPending { lastError = lastError.hasPrefix("saving ") ? "" : lastError }
+        }
+    }
+
+    /// Commits what is pending and removes the spool folder (unmount).
+    public func close() {
+        do { try commit() } catch {
+            FileHandle.standardError.write(Data("asicfs: \(error); unsaved files stay in \(spoolFolder)\n".utf8))
+            return
+        }
+        lock.withLock {
+            handleLock.withLock { handles.removeAll() }
+            for (name, entry) in view { if case .spooled = entry { view[name] = nil } }
+        }
+        try? FileManager.default.removeItem(atPath: spoolFolder)
+    }
+
+    // MARK: - Filesystem
+
+    public func fileSystemStatistics() -> statvfs {
+        var stats = statvfs()
+        statvfs((containerPath as NSString).deletingLastPathComponent, &stats)
+        return stats
+    }
+}

@@ -1,0 +1,178 @@
+// The FUSE adaptor: the only file that sees libfuse. It turns kernel requests into calls on
+// `ContainerFileSystem` and every Swift error into an errno (`FileSystemError.from`).
+//
+// How the kernel caches, and what we tell it:
+// - Attributes and directory entries are cached for one second (attr_timeout, entry_timeout);
+//   every change to the tree comes through this mount, and the kernel updates its own cache for
+//   changes it sends us (write, truncate, rename, unlink). Renames also invalidate the target
+//   path (fuse_invalidate_path) because a rename can put other bytes under a cached name.
+// - A data file opened read-only from the container gets keep_cache: its bytes can only change
+//   by being rewritten through this mount, so repeat reads are served from the page cache.
+// - Files being written (spools) are not kept: their bytes change under open handles.
+// - Control files (.asicfs/...) use direct_io: they are generated on every open, their size is
+//   only known then, and they must never be served stale.
+// - Negative lookups are not cached (negative_timeout 0), so a file copied in appears at once.
+//
+// libfuse runs callbacks on several threads at once (fuse_loop_mt); the callbacks capture
+// nothing and reach the Swift state through fuse_get_context()->private_data.
+
+import CFuse3
+import Foundation
+
+private func fileSystem() -> ContainerFileSystem {
+    Unmanaged<ContainerFileSystem>.fromOpaque(fuse_get_context()!.pointee.private_data).takeUnretainedValue()
+}
+
+/// Runs a callback body and maps a thrown error to -errno.
+private func reply(_ body: () throws -> Int32) -> Int32 {
+    do { return try body() } catch { return -FileSystemError.from(error).code }
+}
+
+private func path(_ raw: UnsafePointer<CChar>?) -> String { raw.map { String(cString: $0) } ?? "/" }
+
+private func timespec(_ date: Date) -> timespec {
+    let seconds = date.timeIntervalSince1970.rounded(.down)
+    return timespec(tv_sec: time_t(seconds), tv_nsec: Int((date.timeIntervalSince1970 - seconds) * 1e9))
+}
+
+private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes) {
+    st.pointee = stat()
+    switch attributes.kind {
+    case .file:
+        st.pointee.st_mode = S_IFREG | mode_t(attributes.permissions)
+        st.pointee.st_nlink = 1
+    case .directory:
+        st.pointee.st_mode = S_IFDIR | mode_t(attributes.permissions)
+        st.pointee.st_nlink = 2
+    }
+    st.pointee.st_size = off_t(attributes.size)
+    st.pointee.st_blocks = blkcnt_t((attributes.size + 511) / 512)
+    st.pointee.st_blksize = 65536
+    st.pointee.st_uid = getuid()
+    st.pointee.st_gid = getgid()
+    let time = timespec(attributes.modified)
+    st.pointee.st_mtim = time
+    st.pointee.st_ctim = time
+    st.pointee.st_atim = time
+}
+
+/// The operation table handed to fuse_new.
+func fuseOperations() -> fuse_operations {
+    var ops = fuse_operations()
+    ops.`init` = { _, config in
+        config?.pointee.entry_timeout = 1
+        config?.pointee.attr_timeout = 1
+        config?.pointee.negative_timeout = 0
+        config?.pointee.use_ino = 0
+        config?.pointee.nullpath_ok = 0
+        return fuse_get_context()!.pointee.private_data
+    }
+    ops.getattr = { rawPath, st, _ in
+        reply {
+            fill(st!, try fileSystem().attributes(path(rawPath)))
+            return 0
+        }
+    }
+    ops.readdir = { rawPath, buffer, filler, _, _, _ in
+        reply {
+            let names = try fileSystem().list(path(rawPath))
+            _ = filler!(buffer, ".", nil, 0, fuse_fill_dir_flags(0))
+            _ = filler!(buffer, "..", nil, 0, fuse_fill_dir_flags(0))
+            for name in names where filler!(buffer, name, nil, 0, fuse_fill_dir_flags(0)) != 0 { break }
+            return 0
+        }
+    }
+    ops.open = { rawPath, info in
+        reply {
+            let opened = try fileSystem().open(path(rawPath), flags: info!.pointee.flags)
+            info!.pointee.fh = opened.handle
+            info!.pointee.keep_cache = opened.keepCache ? 1 : 0
+            info!.pointee.direct_io = opened.directIO ? 1 : 0
+            return 0
+        }
+    }
+    ops.create = { rawPath, _, info in
+        reply {
+            let opened = try fileSystem().create(path(rawPath))
+            info!.pointee.fh = opened.handle
+            return 0
+        }
+    }
+    ops.read = { _, buffer, size, offset, info in
+        reply {
+            let target = UnsafeMutableRawBufferPointer(start: buffer, count: size)
+            return Int32(try fileSystem().read(info!.pointee.fh, into: target, at: Int64(offset)))
+        }
+    }
+    ops.write = { _, buffer, size, offset, info in
+        reply {
+            let source = UnsafeRawBufferPointer(start: buffer, count: size)
+            return Int32(try fileSystem().write(info!.pointee.fh, source, at: Int64(offset)))
+        }
+    }
+    ops.truncate = { rawPath, length, info in
+        reply {
+            try fileSystem().truncate(path(rawPath), to: Int64(length), handle: info?.pointee.fh)
+            return 0
+        }
+    }
+    ops.flush = { _, _ in 0 }
+    ops.release = { _, info in
+        fileSystem().release(info!.pointee.fh)
+        return 0
+    }
+    ops.fsync = { _, _, _ in
+        reply {
+            try fileSystem().commit()
+            return 0
+        }
+    }
+    ops.unlink = { rawPath in
+        reply {
+            try fileSystem().unlink(path(rawPath))
+            return 0
+        }
+    }
+    ops.mkdir = { rawPath, _ in
+        reply {
+            try fileSystem().makeFolder(path(rawPath))
+            return 0
+        }
+    }
+    ops.rmdir = { rawPath in
+        reply {
+            try fileSystem().removeFolder(path(rawPath))
+            return 0
+        }
+    }
+    ops.rename = { from, to, flags in
+        reply {
+            try fileSystem().rename(path(from), to: path(to), flags: flags)
+            return 0
+        }
+    }
+    ops.utimens = { rawPath, times, _ in
+        reply {
+            // times[1] is the modification time; UTIME_NOW means now, UTIME_OMIT leaves it.
+            let modified = times?[1]
+            if let modified, modified.tv_nsec == cfuse_utime_omit() { return 0 }
+            let date = modified.flatMap { $0.tv_nsec == cfuse_utime_now() ? nil
+                : Date(timeIntervalSince1970: TimeInterval($0.tv_sec) + TimeInterval($0.tv_nsec) / 1e9) }
+            try fileSystem().setModified(path(rawPath), to: date)
+            return 0
+        }
+    }
+    // Containers store no owners or modes: accept the calls `cp -a` and `rsync -a` make.
+    ops.chmod = { _, _, _ in 0 }
+    ops.chown = { _, _, _, _ in 0 }
+    ops.statfs = { _, stats in
+        stats!.pointee = fileSystem().fileSystemStatistics()
+        return 0
+    }
+    return ops
+}
+
+/// Invalidates the kernel's cache of `path` (data and attributes) after a change it did not see.
+func invalidateKernelCache(_ fuse: OpaquePointer, _ path: String) {
+    _ = fuse_invalidate_path(fuse, path)
+}

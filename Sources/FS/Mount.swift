@@ -1,0 +1,142 @@
+import ASiC
+import CFuse3
+import Foundation
+
+/// How to mount: the container, where, and the options the user gave.
+public struct MountRequest: Sendable {
+    public var container: String
+    public var mountpoint: String
+    public var foreground = false
+    public var readOnly = false
+    public var createIfMissing = false
+    public var allowOther = false
+    public var debug = false
+    /// Other `-o` options, handed to libfuse unchanged.
+    public var fuseOptions: [String] = []
+
+    public init(container: String, mountpoint: String) {
+        self.container = container
+        self.mountpoint = mountpoint
+    }
+}
+
+/// Mounts a container and serves it until it is unmounted (fusermount3 -u, asicfs umount,
+/// SIGTERM/SIGINT/SIGHUP). Everything that can fail is checked before the mount exists, and
+/// errors are one line. By default the daemon detaches once the mount is ready.
+public enum Mounter {
+    public static func run(_ request: MountRequest) throws -> Int32 {
+        var request = request
+        guard let mountpoint = realpath(request.mountpoint, nil) else {
+            throw ContainerError.io(path: request.mountpoint, operation: "cannot mount on", errno: errno)
+        }
+        request.mountpoint = String(cString: mountpoint)
+        free(mountpoint)
+        var st = stat()
+        guard stat(request.mountpoint, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
+            throw ContainerError.io(path: request.mountpoint, operation: "cannot mount on", errno: ENOTDIR)
+        }
+        if request.createIfMissing, access(request.container, F_OK) != 0 {
+            try Container.create(at: request.container, files: [])
+        }
+        guard let containerPath = realpath(request.container, nil) else {
+            throw ContainerError.io(path: request.container, operation: "cannot open", errno: errno)
+        }
+        request.container = String(cString: containerPath)
+        free(containerPath)
+
+        let fileSystem = try ContainerFileSystem(containerPath: request.container, readOnly: request.readOnly)
+
+        var options = ["fsname=\(escapeOption(request.container))", "subtype=asicfs", "auto_unmount"]
+        if request.readOnly { options.append("ro") }
+        if request.allowOther { options.append("allow_other") }
+        options += request.fuseOptions
+        var arguments = ["asicfs"] + (request.debug ? ["-d"] : []) + ["-o", options.joined(separator: ",")]
+        let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: arguments.count + 1)
+        for (index, argument) in arguments.enumerated() { argv[index] = strdup(argument) }
+        argv[arguments.count] = nil
+        defer {
+            for index in 0..<arguments.count { free(argv[index]) }
+            argv.deallocate()
+        }
+        var args = fuse_args(argc: Int32(arguments.count), argv: argv, allocated: 0)
+        var ops = fuseOperations()
+        let retained = Unmanaged.passRetained(fileSystem)
+        defer { retained.release() }
+        guard let fuse = fuse_new(&args, &ops, MemoryLayout<fuse_operations>.size, retained.toOpaque()) else {
+            fuse_opt_free_args(&args)
+            throw ContainerError.refused("invalid mount options: \(options.joined(separator: ","))")
+        }
+        fuse_opt_free_args(&args)
+        arguments = []
+        defer { fuse_destroy(fuse) }
+        guard fuse_mount(fuse, request.mountpoint) == 0 else {
+            throw ContainerError.refused("cannot mount on \(request.mountpoint) (see the message above)")
+        }
+        // Detach before any thread exists: fork() keeps only the calling thread.
+        if fuse_daemonize(request.foreground ? 1 : 0) != 0 {
+            fuse_unmount(fuse)
+            throw ContainerError.refused("cannot detach from the terminal")
+        }
+        let pidFile = MountRegistry.pidFile(for: request.mountpoint)
+        MountRegistry.record(pid: getpid(), at: pidFile)
+        defer { unlink(pidFile) }
+
+        let session = fuse_get_session(fuse)
+        fuse_set_signal_handlers(session)
+        fileSystem.scheduler = CommitScheduler(fileSystem: fileSystem)
+        let handle = FuseHandle(fuse)
+        fileSystem.invalidate = { path in invalidateKernelCache(handle.fuse, path) }
+        let loopResult = cfuse_loop_mt(fuse, 0)
+        fuse_remove_signal_handlers(session)
+        fileSystem.invalidate = nil
+        fuse_unmount(fuse)
+        fileSystem.close()
+        // The loop returns the signal number when a signal ended it; that is a clean stop.
+        return loopResult < 0 ? 1 : 0
+    }
+
+    /// Commas separate mount options, so a comma in a path must be escaped for fsname.
+    private static func escapeOption(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ",", with: "\\,")
+    }
+}
+
+/// The libfuse instance, shared with the commit thread for cache invalidation (libfuse allows that).
+private final class FuseHandle: @unchecked Sendable {
+    let fuse: OpaquePointer
+    init(_ fuse: OpaquePointer) { self.fuse = fuse }
+}
+
+/// Where a running daemon records its PID, so `asicfs umount` can wait until it has saved.
+public enum MountRegistry {
+    static var folder: String {
+        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return "\(base)/asicfs-\(getuid())"
+    }
+
+    public static func pidFile(for mountpoint: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in mountpoint.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return "\(folder)/\(String(hash, radix: 16)).pid"
+    }
+
+    static func record(pid: Int32, at file: String) {
+        mkdir(folder, 0o700)
+        try? "\(pid)\n".write(toFile: file, atomically: true, encoding: .utf8)
+    }
+
+    /// The PID of the daemon serving `mountpoint`, if it recorded one and still runs.
+    public static func daemon(for mountpoint: String) -> Int32? {
+        guard let text = try? String(contentsOfFile: pidFile(for: mountpoint), encoding: .utf8),
+              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), isRunning(pid) else { return nil }
+        return pid
+    }
+
+    /// True while the process exists and is not a zombie.
+    public static func isRunning(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        let state = stat[stat.index(close, offsetBy: 2)]
+        return state != "Z" && state != "X"
+    }
+}
