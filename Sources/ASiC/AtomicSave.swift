@@ -18,10 +18,13 @@ enum AtomicSave {
         let temporary = try PosixFile.createExclusive(temporaryPath)
         do {
             try body(temporary)
-            try temporary.sync()
             let mode = exists ? original.st_mode & 0o7777 : 0o666 & ~currentUmask()
-            fchmod(temporary.fd, mode)
-            if exists, getuid() == 0 { fchown(temporary.fd, original.st_uid, original.st_gid) }
+            // Only root can give the file back to another owner; elsewhere it is ours already.
+            if exists, getuid() == 0 { _ = fchown(temporary.fd, original.st_uid, original.st_gid) }
+            guard fchmod(temporary.fd, mode) == 0 else {
+                throw ContainerError.io(path: target, operation: "cannot keep the permissions of", errno: errno)
+            }
+            try temporary.sync()
             guard rename(temporaryPath, target) == 0 else {
                 throw ContainerError.io(path: target, operation: "cannot replace", errno: errno)
             }

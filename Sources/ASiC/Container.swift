@@ -200,7 +200,9 @@ public final class Container: @unchecked Sendable {
         if base.contains("/") { return false }
         switch kind {
         case .asicE:
-            return base.contains("signatures") && base.hasSuffix(".xml")
+            // XAdES (libdigidocpp's rule), and CAdES or time-stamp tokens, which also cover the data files.
+            return (base.contains("signatures") && base.hasSuffix(".xml")) || base.hasSuffix(".p7s")
+                || (base.contains("timestamp") && base.hasSuffix(".tst"))
         case .asicS:
             return base == "timestamp.tst" || base.hasSuffix(".p7s") || (base.contains("signature") && base.hasSuffix(".xml"))
         }

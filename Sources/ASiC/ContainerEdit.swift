@@ -86,7 +86,7 @@ public struct ContainerEdit {
         if base.isSigned {
             let count = base.signatureFiles.count
             throw ContainerError.refused(
-                "the container is signed (\(count) signature file\(count == 1 ? "" : "s")); changing its data files would break the signatures. Remove the signatures first, or put it inside a new container")
+                "the container is signed (\(count) signature file\(count == 1 ? "" : "s")); changing its data files would break the signatures. Copy the files into a new container to change them")
         }
     }
 

@@ -77,7 +77,7 @@ enum EntryStream {
     /// The whole entry in memory, for small metadata entries only.
     static func readAll(_ location: EntryLocation, in file: PosixFile, limit: Int64) throws -> [UInt8] {
         guard location.uncompressedSize <= limit else {
-            throw ContainerError.unsupported("'\(location.name)' is larger than \(limit >> 20) MiB")
+            throw ContainerError.unsupported("'\(location.name)' is larger than \(limit) bytes")
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(location.uncompressedSize))

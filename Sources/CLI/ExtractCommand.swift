@@ -71,6 +71,12 @@ struct Extractor {
         let components = name.split(separator: "/").map(String.init)
         var path = folder
         var st = stat()
+        if stat(folder, &st) != 0 {
+            // Like unzip -d: a missing target folder is created.
+            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+                throw ContainerError.io(path: folder, operation: "cannot create", errno: errno == 0 ? EACCES : errno)
+            }
+        }
         guard stat(folder, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
             throw ContainerError.io(path: folder, operation: "cannot extract into", errno: ENOTDIR)
         }

@@ -50,13 +50,12 @@ public struct Configuration: Sendable, Equatable {
         values[key] = value
     }
 
-    /// Parses config-file text: one `key = value` a line, `#` starts a comment, blank lines ignored.
+    /// Parses config-file text: one `key = value` a line; a line starting with `#` is a comment
+    /// (a `#` inside a value, as in a URL, is kept); blank lines and CR LF line ends are fine.
     public mutating func load(text: String, origin: String) throws {
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            var line = Substring(rawLine)
-            if let hash = line.firstIndex(of: "#") { line = line[..<hash] }
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty { continue }
+            let trimmed = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             guard let equals = trimmed.firstIndex(of: "=") else {
                 throw ConfigurationError("\(origin):\(number + 1): expected 'key = value'")
             }
