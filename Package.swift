@@ -44,6 +44,7 @@ let package = Package(
 
         // Test data shared by the test targets lives in Tests/Fixtures (see its READMEs).
         .testTarget(name: "ASiCTests", dependencies: ["ASiC"]),
+        .testTarget(name: "FSTests"),
         .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration"], exclude: ["Fixtures"]),
     ]
 )

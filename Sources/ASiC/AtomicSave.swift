@@ -8,14 +8,20 @@ enum AtomicSave {
     /// The new file keeps the original's permissions (and owner, where allowed).
     static func replace(_ path: String, body: (PosixFile) throws -> Void) throws {
         let target = resolvedTarget(path)
-        let folder = (target as NSString).deletingLastPathComponent.isEmpty ? "." : (target as NSString).deletingLastPathComponent
-        let base = (target as NSString).lastPathComponent
+        let folder = PathText.folder(of: target)
+        let base = PathText.lastComponent(of: target)
         removeStaleTemporaries(in: folder, base: base)
 
         var original = stat()
         let exists = stat(target, &original) == 0
         let temporaryPath = "\(folder)/.\(base).asicfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let temporary = try PosixFile.createExclusive(temporaryPath)
+        let temporary: PosixFile
+        do {
+            temporary = try PosixFile.createExclusive(temporaryPath)
+        } catch ContainerError.io(_, _, let code) {
+            // Name the container, not our temporary, in the message.
+            throw ContainerError.io(path: target, operation: "cannot save", errno: code)
+        }
         do {
             try body(temporary)
             let mode = exists ? original.st_mode & 0o7777 : 0o666 & ~currentUmask()

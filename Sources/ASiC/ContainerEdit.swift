@@ -10,7 +10,7 @@ public struct NewDataFile: Sendable {
 
     /// `name` defaults to the source's base name, `mediaType` to a guess from the name.
     public init(sourcePath: String, name: String? = nil, mediaType: String? = nil, modified: Date? = nil) {
-        let resolvedName = name ?? (sourcePath as NSString).lastPathComponent
+        let resolvedName = name ?? PathText.lastComponent(of: sourcePath)
         self.name = resolvedName
         self.sourcePath = sourcePath
         self.mediaType = mediaType ?? MediaType.guess(forName: resolvedName)

@@ -20,11 +20,15 @@ public enum Main {
             Terminal.out(globalHelp)
             return 0
         case "help":
-            if arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] }) {
-                Terminal.out(command.help)
+            guard arguments.count > 1 else {
+                Terminal.out(globalHelp)
                 return 0
             }
-            Terminal.out(globalHelp)
+            guard let command = commands.first(where: { $0.name == arguments[1] }) else {
+                Terminal.error("unknown command '\(arguments[1])' (see 'asicfs --help')")
+                return 2
+            }
+            Terminal.out(command.help)
             return 0
         default:
             break

@@ -19,9 +19,14 @@ let extractCommand = Command(
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         let container = try Container.open(arguments.positionals[0])
-        var names = Array(arguments.positionals.dropFirst())
+        var names: [String] = []
+        for name in arguments.positionals.dropFirst() where !names.contains(name) { names.append(name) }
         if names.isEmpty { names = container.dataFiles.map(\.name) }
         for name in names where container.dataFile(named: name) == nil { throw ContainerError.noSuchFile(name) }
+        // A foreign container may hold both "a" and "a/b": no folder can show both.
+        for name in names where names.contains(where: { $0.hasPrefix(name + "/") }) {
+            throw ContainerError.refused("'\(name)' is both a file and a folder in the container; extract the two separately, into different folders")
+        }
         let total = names.reduce(Int64(0)) { $0 + (container.dataFile(named: $1)?.size ?? 0) }
         let progress = ProgressLine("extracting", quiet: context.quiet)
         defer { progress.finish() }
@@ -100,11 +105,16 @@ struct Extractor {
     }
 
     func extract(_ name: String, from container: Container, to target: String, progress: (Int) -> Void) throws {
-        let parent = (target as NSString).deletingLastPathComponent
+        let parent = PathText.folder(of: target)
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-        let temporaryPath = "\(parent)/.\((target as NSString).lastPathComponent).asicfs-\(getpid()).part"
+        let temporaryPath = "\(parent)/.\(PathText.lastComponent(of: target)).asicfs-\(getpid()).part"
         unlink(temporaryPath)
-        let output = try PosixFile.createExclusive(temporaryPath)
+        let output: PosixFile
+        do {
+            output = try PosixFile.createExclusive(temporaryPath)
+        } catch ContainerError.io(_, _, let code) {
+            throw ContainerError.io(path: target, operation: "cannot create", errno: code)
+        }
         do {
             var offset: Int64 = 0
             try container.read(name) { chunk in

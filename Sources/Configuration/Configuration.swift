@@ -53,7 +53,9 @@ public struct Configuration: Sendable, Equatable {
     /// Parses config-file text: one `key = value` a line; a line starting with `#` is a comment
     /// (a `#` inside a value, as in a URL, is kept); blank lines and CR LF line ends are fine.
     public mutating func load(text: String, origin: String) throws {
-        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character in Swift, so split on both kinds of line end.
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (number, rawLine) in lines.enumerated() {
             let trimmed = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             guard let equals = trimmed.firstIndex(of: "=") else {

@@ -61,8 +61,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
         self.containerPath = containerPath
         self.readOnly = readOnly
         snapshot = try Container.open(containerPath)
-        let folder = (containerPath as NSString).deletingLastPathComponent
-        let base = (containerPath as NSString).lastPathComponent
+        let folder = PathText.folder(of: containerPath)
+        let base = PathText.lastComponent(of: containerPath)
         Self.removeStaleSpools(in: folder, base: base)
         spoolFolder = "\(folder)/.\(base).asicfs-spool-\(getpid())"
         if !readOnly {
@@ -263,17 +263,17 @@ public final class ContainerFileSystem: @unchecked Sendable {
         } catch {
             throw fail(EINVAL, "\(error)")
         }
-        let parent = (name as NSString).deletingLastPathComponent
+        let parent = PathText.parent(of: name)
         if view[parent] != nil { throw FileSystemError(ENOTDIR) }
         if !isFolder(parent) { throw FileSystemError(ENOENT) }
         if isFolder(name) { throw FileSystemError(EISDIR) }
     }
 
     private func removeEmptyFolders(above name: String) {
-        var parent = (name as NSString).deletingLastPathComponent
+        var parent = PathText.parent(of: name)
         while !parent.isEmpty {
             emptyFolders.remove(parent)
-            parent = (parent as NSString).deletingLastPathComponent
+            parent = PathText.parent(of: parent)
         }
     }
 
@@ -407,7 +407,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     /// Removing the last file of a folder leaves the folder, as on any filesystem.
     private func keepParentFolder(of name: String) {
-        let parent = (name as NSString).deletingLastPathComponent
+        let parent = PathText.parent(of: name)
         if !parent.isEmpty && !isFolder(parent) { emptyFolders.insert(parent) }
     }
 
@@ -586,7 +586,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     public func fileSystemStatistics() -> statvfs {
         var stats = statvfs()
-        statvfs((containerPath as NSString).deletingLastPathComponent, &stats)
+        statvfs(PathText.folder(of: containerPath), &stats)
         return stats
     }
 }

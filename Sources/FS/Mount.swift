@@ -69,8 +69,8 @@ public enum Mounter {
         fuse_opt_free_args(&args)
         arguments = []
         defer { fuse_destroy(fuse) }
-        guard fuse_mount(fuse, request.mountpoint) == 0 else {
-            throw ContainerError.refused("cannot mount on \(request.mountpoint) (see the message above)")
+        guard StandardStreams.whileHelpersStart({ fuse_mount(fuse, request.mountpoint) }) == 0 else {
+            throw ContainerError.refused("cannot mount on \(request.mountpoint)")
         }
         // Detach before any thread exists: fork() keeps only the calling thread.
         if fuse_daemonize(request.foreground ? 1 : 0) != 0 {
@@ -98,6 +98,32 @@ public enum Mounter {
     /// Commas separate mount options, so a comma in a path must be escaped for fsname.
     private static func escapeOption(_ value: String) -> String {
         value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ",", with: "\\,")
+    }
+}
+
+/// fuse_mount starts fusermount3, whose auto_unmount watchdog lives as long as the mount and
+/// keeps the standard streams it inherited. Were those our caller's pipes, `$(asicfs mount …)`
+/// would never see end-of-file. So while it starts, stdout goes to /dev/null and stderr to an
+/// unlinked temporary, whose text (libfuse's reason for a failure) is passed on afterwards.
+enum StandardStreams {
+    static func whileHelpersStart(_ body: () -> Int32) -> Int32 {
+        let savedOut = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)
+        let savedError = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3)
+        var template = Array("/tmp/asicfs-mount-XXXXXX".utf8CString)
+        let capture = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        guard savedOut >= 0, savedError >= 0, capture >= 0, null >= 0 else { return body() }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        dup2(null, STDOUT_FILENO)
+        dup2(capture, STDERR_FILENO)
+        let result = body()
+        dup2(savedOut, STDOUT_FILENO)
+        dup2(savedError, STDERR_FILENO)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = pread(capture, &buffer, buffer.count, 0)
+        if n > 0 { _ = write(STDERR_FILENO, buffer, n) }
+        for fd in [savedOut, savedError, capture, null] { close(fd) }
+        return result
     }
 }
 

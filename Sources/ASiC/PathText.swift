@@ -1,0 +1,27 @@
+/// Splitting '/'-separated paths as plain text. (Foundation's NSString path methods trap on
+/// one-character strings in this toolchain, and they also "standardize" paths we must keep as is.)
+public enum PathText {
+    /// Everything before the last '/', "" when there is none ("a/b/c" -> "a/b", "c" -> "").
+    /// For file-system paths use `folder(of:)`, which gives "." instead of "".
+    public static func parent(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        if slash == trimmed.startIndex { return "/" }
+        return String(trimmed[..<slash])
+    }
+
+    /// The folder a file-system path is in ("x.asice" -> ".", "/a/x" -> "/a", "/x" -> "/").
+    public static func folder(of path: String) -> String {
+        let parent = parent(of: path)
+        return parent.isEmpty ? "." : parent
+    }
+
+    /// The part after the last '/' ("a/b.txt" -> "b.txt", "b" -> "b").
+    public static func lastComponent(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
+        return String(trimmed[trimmed.index(after: slash)...])
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import XCTest
+
+/// `asicfs extract`: never over existing files without --force, never through symbolic links,
+/// subfolders recreated, exact bytes on --stdout, and nothing written when a name is unknown.
+final class ExtractTests: CLITestCase {
+    private var container: String { path("c.asice") }
+    private var out: URL { work.appendingPathComponent("out") }
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try write("a.txt", "alpha\n")
+        try write("b.txt", "bravo\n")
+        let result = try asicfs(["create", container, "a.txt", "b.txt"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+    }
+
+    private func outPath(_ name: String) -> String { out.appendingPathComponent(name).path }
+
+    func testExtractRefusesToOverwriteAnExistingFileWithoutForce() throws {
+        try write("a.txt", "precious\n", in: out)
+        let before = try modificationSeconds(outPath("a.txt"))
+        let result = try asicfs(["extract", container, "-d", out.path])
+        assertFailure(result, mentions: [outPath("a.txt"), "already exists", "--force"])
+        XCTAssertEqual(try read(outPath("a.txt")), Data("precious\n".utf8))
+        XCTAssertEqual(try modificationSeconds(outPath("a.txt")), before)
+        // All targets are checked first: b.txt, which did not exist, was not written either,
+        // and no temporary is left behind.
+        XCTAssertEqual(folderContents(out.path), ["a.txt"])
+    }
+
+    func testExtractWithForceOverwritesAnExistingFile() throws {
+        try write("a.txt", "precious but stale\n", in: out)
+        for spelling in ["--force", "-f"] {
+            let result = try asicfs(["extract", container, "a.txt", "-d", out.path, spelling])
+            assertSuccess(result)
+            XCTAssertEqual(result.stderr, "")
+            XCTAssertEqual(try read(outPath("a.txt")), Data("alpha\n".utf8))
+        }
+        XCTAssertEqual(folderContents(out.path), ["a.txt"])
+    }
+
+    func testExtractNeverReplacesAFolderWithAFile() throws {
+        try FileManager.default.createDirectory(atPath: outPath("a.txt"), withIntermediateDirectories: true)
+        try write("a.txt/keep", "keep", in: out)
+        assertFailure(try asicfs(["extract", container, "a.txt", "-d", out.path, "--force"]), mentions: ["is a folder"])
+        XCTAssertEqual(try read(outPath("a.txt/keep")), Data("keep".utf8))
+    }
+
+    func testExtractIntoDirectoryRecreatesSubfoldersForNestedNames() throws {
+        let nested = path("nested.asice")
+        try makeContainerWithPython(nested, files: [
+            ("top.txt", "top\n"), ("sub/dir/deep.txt", "deep\n"), ("sub/other folder/ä b.txt", "other\n"),
+        ])
+        XCTAssertEqual(try dataFileNames(nested), ["top.txt", "sub/dir/deep.txt", "sub/other folder/ä b.txt"])
+        let result = try asicfs(["extract", nested, "-d", out.path])
+        assertSuccess(result)
+        XCTAssertEqual(result.stderr, "")
+        XCTAssertEqual(tree(out.path), ["sub", "sub/dir", "sub/dir/deep.txt", "sub/other folder",
+                                        "sub/other folder/ä b.txt", "top.txt"])
+        XCTAssertEqual(try read(outPath("sub/dir/deep.txt")), Data("deep\n".utf8))
+        XCTAssertEqual(try read(outPath("sub/other folder/ä b.txt")), Data("other\n".utf8))
+
+        // One nested name on its own, into an existing subfolder.
+        let again = work.appendingPathComponent("again")
+        try FileManager.default.createDirectory(at: again.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        assertSuccess(try asicfs(["extract", nested, "sub/dir/deep.txt", "-d", again.path]))
+        XCTAssertEqual(tree(again.path), ["sub", "sub/dir", "sub/dir/deep.txt"])
+    }
+
+    func testExtractRefusesASymbolicLinkWhereASubfolderWouldGo() throws {
+        let nested = path("nested.asice")
+        try makeContainerWithPython(nested, files: [("sub/deep.txt", "deep\n"), ("top.txt", "top\n")])
+        let elsewhere = work.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: outPath("sub"), withDestinationPath: elsewhere.path)
+
+        let attempts: [[String]] = [["extract", nested, "-d", out.path], ["extract", nested, "sub/deep.txt", "-d", out.path, "--force"]]
+        for arguments in attempts {
+            let result = try asicfs(arguments)
+            assertFailure(result, mentions: [outPath("sub"), "symbolic link"])
+            XCTAssertEqual(folderContents(elsewhere.path), [], "something was written through the link")
+            XCTAssertEqual(folderContents(out.path), ["sub"], "top.txt or a temporary was written")
+            XCTAssertTrue(isSymbolicLink(outPath("sub")))
+        }
+    }
+
+    func testExtractRefusesASymbolicLinkAtTheTargetEvenWithForce() throws {
+        let victim = try write("victim.txt", "do not touch\n")
+        try FileManager.default.createSymbolicLink(atPath: outPath("a.txt"), withDestinationPath: victim)
+        for force in [[], ["--force"]] {
+            let result = try asicfs(["extract", container, "a.txt", "-d", out.path] + force)
+            assertFailure(result, mentions: [outPath("a.txt"), "symbolic link"])
+            XCTAssertEqual(try read(victim), Data("do not touch\n".utf8))
+            XCTAssertTrue(isSymbolicLink(outPath("a.txt")))
+        }
+    }
+
+    func testExtractToStdoutWritesExactBytes() throws {
+        let big = compressibleBytes(count: 3 << 20, seed: 42)
+        try write("big.bin", big)
+        var binary = Data((0...255).map { UInt8($0) })
+        binary.append(contentsOf: [0x00, 0x0D, 0x0A, 0x0A, 0xFF, 0x00])
+        try write("binary.dat", binary)
+        assertSuccess(try asicfs(["add", container, "big.bin", "binary.dat"]))
+
+        for spelling in ["-p", "--stdout"] {
+            let result = try asicfs(["extract", container, "big.bin", spelling])
+            assertSuccess(result)
+            XCTAssertEqual(result.stderr, "")
+            XCTAssertEqual(result.stdoutData.count, big.count)
+            XCTAssertTrue(result.stdoutData == big, "3 MiB on stdout differ from the original")
+        }
+        let small = try asicfs(["extract", container, "binary.dat", "-p"])
+        XCTAssertEqual(small.stdoutData, binary)
+
+        // Several names: their bytes one after the other, in the order given.
+        let several = try asicfs(["extract", container, "b.txt", "binary.dat", "a.txt", "-p"])
+        assertSuccess(several)
+        XCTAssertEqual(several.stdoutData, Data("bravo\n".utf8) + binary + Data("alpha\n".utf8))
+        // With --stdout, -d and -f are ignored: nothing lands in the folder, none is created.
+        let ignored = try asicfs(["extract", container, "a.txt", "-p", "-d", work.appendingPathComponent("unused").path, "-f"])
+        assertSuccess(ignored)
+        XCTAssertEqual(ignored.stdout, "alpha\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.appendingPathComponent("unused").path))
+        XCTAssertEqual(folderContents(out.path), [])
+        XCTAssertFalse(folderContents(work.path).contains { $0.hasSuffix(".part") })
+    }
+
+    func testExtractingAnUnknownNameFailsAndWritesNothing() throws {
+        for arguments in [["extract", container, "nope.txt", "-d", out.path],
+                          ["extract", container, "a.txt", "nope.txt", "-d", out.path],
+                          ["extract", container, "a.txt", "nope.txt", "-p"]] {
+            let result = try asicfs(arguments)
+            assertFailure(result, mentions: [container, "no data file named 'nope.txt'"])
+            XCTAssertEqual(result.stdout, "", "\(arguments)")
+            XCTAssertEqual(folderContents(out.path), [], "\(arguments)")
+        }
+    }
+
+    func testAFileAndAFolderOfTheSameNameFailCleanlyBeforeAnythingIsWritten() throws {
+        // A foreign container may hold both 'a' and 'a/b'; they cannot both be extracted. Whether
+        // open or extract refuses it, the refusal is one readable line and nothing is written.
+        let clash = path("clash.asice")
+        try makeContainerWithPython(clash, files: [("a", "file a\n"), ("a/b", "inner\n")])
+        let result = try asicfs(["extract", clash, "-d", out.path])
+        assertFailure(result, mentions: [])
+        XCTAssertFalse(result.stderr.contains("Error Domain"), "raw Foundation error: \(result.stderr)")
+        XCTAssertEqual(tree(out.path), [], "a partial extraction was left behind")
+    }
+
+    func testDamagedDataIsNeverExtracted() throws {
+        let damaged = path("damaged.asice")
+        try makeContainerWithPython(damaged, files: [("good.txt", "good\n"), ("bad.txt", "THIS-IS-THE-PAYLOAD\n")],
+                                    compress: false)
+        var bytes = try read(damaged)
+        guard let range = bytes.range(of: Data("THIS-IS-THE-PAYLOAD".utf8)) else {
+            throw TestSetupError("payload not found in the stored container")
+        }
+        bytes[range.lowerBound] = UInt8(ascii: "X")  // same size, wrong CRC-32
+        try bytes.write(to: URL(fileURLWithPath: damaged))
+        XCTAssertEqual(try dataFileNames(damaged), ["good.txt", "bad.txt"], "the damage is only in the data")
+
+        assertFailure(try asicfs(["extract", damaged, "bad.txt", "-d", out.path]), mentions: ["'bad.txt'", "damaged"])
+        XCTAssertEqual(folderContents(out.path), [], "a damaged file or its temporary appeared")
+        let good = try asicfs(["extract", damaged, "good.txt", "-d", out.path])
+        assertSuccess(good)
+        XCTAssertEqual(folderContents(out.path), ["good.txt"])
+    }
+
+    func testExtractIntoAMissingFolderCreatesIt() throws {
+        let missing = work.appendingPathComponent("missing/and deeper").path
+        let result = try asicfs(["extract", container, "-d", missing])
+        assertSuccess(result)
+        XCTAssertEqual(result.stderr, "")
+        XCTAssertEqual(folderContents(missing), ["a.txt", "b.txt"])
+        XCTAssertEqual(try read(missing + "/b.txt"), Data("bravo\n".utf8))
+    }
+
+    func testExtractIntoAFileFails() throws {
+        let file = try write("not-a-folder", "plain file\n")
+        assertFailure(try asicfs(["extract", container, "-d", file]), mentions: [file, "Not a directory"])
+        XCTAssertEqual(try read(file), Data("plain file\n".utf8))
+    }
+
+    func testExtractLeavesNoTemporaryFilesAndUsesTheUmask() throws {
+        assertSuccess(try asicfs(["extract", container, "-d", out.path]))
+        XCTAssertEqual(folderContents(out.path), ["a.txt", "b.txt"])
+        let permissions = try FileManager.default.attributesOfItem(atPath: outPath("a.txt"))[.posixPermissions] as? Int
+        let mask = umask(0o022)
+        umask(mask)
+        XCTAssertEqual(permissions, 0o666 & ~Int(mask))
+    }
+}

@@ -1,0 +1,62 @@
+import XCTest
+
+/// The `.asicfs` control folder.
+final class MountControlTests: XCTestCase {
+    func testControlFolderDescribesAnUnsignedContainer() throws {
+        let fixture = try MountFixture(self)
+        try fixture.mount(["create"])
+        let m = fixture.mountpoint
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs").sorted(),
+                       ["README", "container", "signatures", "status"])
+        let readme = try String(contentsOfFile: m + "/.asicfs/README", encoding: .utf8)
+        XCTAssertTrue(readme.contains("last-error"), readme)
+        var summary = try String(contentsOfFile: m + "/.asicfs/container", encoding: .utf8)
+        XCTAssertTrue(summary.contains("format: ASiC-E\ndata files: 0\nsignatures: 0\nstate: unsigned"), summary)
+        XCTAssertEqual(try String(contentsOfFile: m + "/.asicfs/status/current", encoding: .utf8), "idle\n")
+        XCTAssertEqual(try String(contentsOfFile: m + "/.asicfs/status/last-error", encoding: .utf8), "")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs/signatures"), [])
+        try writeFile(Array("x".utf8), m + "/x.txt")
+        summary = try String(contentsOfFile: m + "/.asicfs/container", encoding: .utf8)
+        XCTAssertTrue(summary.contains("data files: 1"), summary)
+        // Read-only apart from what the interface makes writable.
+        for command in ["echo x > '\(m)/.asicfs/README'", "rm '\(m)/.asicfs/container'", "mkdir '\(m)/.asicfs/new'",
+                        "echo x > '\(m)/.asicfs/new-file'"] {
+            XCTAssertNotEqual(try Shell.sh(command).status, 0, command)
+        }
+        try fixture.unmount()
+        XCTAssertEqual(try containerContents(fixture.container).keys.sorted(), ["x.txt"])
+    }
+
+    func testSignaturesOfTheCorpusAreListedWithTheirSigner() throws {
+        let fixture = try MountFixture(self)
+        try FileManager.default.copyItem(atPath: MountFixture.corpusFile("tsl.asice"), toPath: fixture.container)
+        try fixture.mount()
+        let signatures = fixture.path(".asicfs/signatures")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: signatures), ["0-MÄNNIK,MARI-LIIS,47101010033"])
+        let folder = signatures + "/0-MÄNNIK,MARI-LIIS,47101010033"
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(),
+                       ["certificate.pem", "method", "signature.xml", "signer", "signing-time", "status"])
+        let signer = try String(contentsOfFile: folder + "/signer", encoding: .utf8)
+        XCTAssertTrue(signer.contains("name: MÄNNIK,MARI-LIIS,47101010033"), signer)
+        XCTAssertTrue(signer.contains("personal code: 47101010033"), signer)
+        XCTAssertTrue(signer.contains("country: EE"), signer)
+        XCTAssertTrue(signer.contains("certificate issuer: TEST of ESTEID-SK 2011"), signer)
+        let time = try String(contentsOfFile: folder + "/signing-time", encoding: .utf8)
+        XCTAssertTrue(time.contains("claimed: 2016-11-28T13:46:41Z"), time)
+        XCTAssertTrue(time.contains("time-stamp: 2016-11-28T13:46:4"), time)
+        XCTAssertTrue(try String(contentsOfFile: folder + "/status", encoding: .utf8).hasPrefix("NOT_VALIDATED\n"))
+        let pem = try String(contentsOfFile: folder + "/certificate.pem", encoding: .utf8)
+        let openssl = try Shell.sh("openssl x509 -noout -subject -nameopt utf8,sep_comma_plus < '\(folder)/certificate.pem'")
+        XCTAssertTrue(pem.hasPrefix("-----BEGIN CERTIFICATE-----"))
+        XCTAssertTrue(openssl.stdout.contains("47101010033"), openssl.stdout + openssl.stderr)
+        let xml = try readFile(folder + "/signature.xml")
+        let inContainer = try Shell.sh("unzip -p '\(fixture.container)' META-INF/signatures0.xml | sha256sum; sha256sum < '\(folder)/signature.xml'")
+        let sums = inContainer.stdout.split(separator: "\n").map { $0.prefix(64) }
+        XCTAssertEqual(sums.count, 2)
+        XCTAssertEqual(sums[0], sums[1])
+        XCTAssertGreaterThan(xml.count, 1000)
+        let summary = try String(contentsOfFile: fixture.path(".asicfs/container"), encoding: .utf8)
+        XCTAssertTrue(summary.contains("signatures: 1\nstate: signed"), summary)
+        try fixture.unmount()
+    }
+}

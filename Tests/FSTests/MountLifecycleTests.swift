@@ -1,0 +1,107 @@
+import XCTest
+
+/// Mounting, unmounting, signals, a killed daemon, and failures during a copy-in.
+final class MountLifecycleTests: XCTestCase {
+    func testMountingSomethingThatIsNotAContainerFailsBeforeMounting() throws {
+        let fixture = try MountFixture(self)
+        try writeFile(Array("not a zip".utf8), fixture.container)
+        let result = try Shell.run(MountFixture.binary, ["mount", fixture.container, fixture.mountpoint])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("not a valid ZIP file"), result.stderr)
+        XCTAssertFalse(fixture.isMounted)
+        let corpus = try Shell.run(MountFixture.binary, ["mount", MountFixture.corpusFile("dot.asice"), fixture.mountpoint])
+        XCTAssertEqual(corpus.status, 1)
+        XCTAssertTrue(corpus.stderr.contains("'.' path segment"), corpus.stderr)
+        XCTAssertFalse(fixture.isMounted)
+    }
+
+    func testDaemonizedMountAndUmountCommand() throws {
+        let fixture = try MountFixture(self)
+        let mount = try Shell.run(MountFixture.binary, ["mount", fixture.container, fixture.mountpoint, "-o", "create"])
+        XCTAssertEqual(mount.status, 0, mount.stderr)
+        XCTAssertTrue(fixture.isMounted)
+        try writeFile(Array("daemon".utf8), fixture.path("d.txt"))
+        let umount = try Shell.run(MountFixture.binary, ["umount", fixture.mountpoint])
+        XCTAssertEqual(umount.status, 0, umount.stderr)
+        XCTAssertFalse(fixture.isMounted)
+        // umount waits for the daemon to save: the file is in the container right away.
+        XCTAssertEqual(try containerContents(fixture.container)["d.txt"], Array("daemon".utf8))
+    }
+
+    func testFusermountAndSignalsEndTheMountCleanly() throws {
+        for way in ["fusermount3", "SIGTERM", "SIGINT"] {
+            let fixture = try MountFixture(self)
+            try fixture.mount(["create"])
+            try writeFile(Array(way.utf8), fixture.path("w.txt"))
+            switch way {
+            case "fusermount3": XCTAssertEqual(try Shell.run("fusermount3", ["-u", fixture.mountpoint]).status, 0)
+            case "SIGTERM": fixture.process!.terminate()
+            default: fixture.process!.interrupt()
+            }
+            fixture.process!.waitUntilExit()
+            XCTAssertEqual(fixture.process!.terminationStatus, 0, way)
+            XCTAssertFalse(fixture.isMounted, way)
+            XCTAssertEqual(try containerContents(fixture.container)["w.txt"], Array(way.utf8), way)
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: fixture.folder).filter { $0.contains(".asicfs-") }
+            XCTAssertEqual(leftovers, [], way)
+        }
+    }
+
+    func testAKilledDaemonLeavesNoDeadMountAndAValidContainer() throws {
+        let fixture = try MountFixture(self)
+        try fixture.mount(["create"])
+        try writeFile(Array("before".utf8), fixture.path("before.txt"))
+        let fsync = try Shell.python("import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)", [fixture.path("before.txt")])
+        XCTAssertEqual(fsync.status, 0, fsync.stderr)
+        let saved = try readFile(fixture.container)
+        // Start a large copy-in and kill the daemon in the middle of it.
+        let big = fixture.folder + "/big.bin"
+        XCTAssertEqual(try Shell.sh("head -c 200000000 /dev/urandom > '\(big)'").status, 0)
+        let copy = Process()
+        copy.executableURL = URL(fileURLWithPath: "/bin/cp")
+        copy.arguments = [big, fixture.path("big.bin")]
+        copy.standardError = FileHandle.nullDevice
+        try copy.run()
+        usleep(150_000)
+        kill(fixture.process!.processIdentifier, SIGKILL)
+        fixture.process!.waitUntilExit()
+        copy.waitUntilExit()
+        // auto_unmount: the kernel mount goes away with the daemon.
+        let deadline = Date().addingTimeInterval(5)
+        while fixture.isMounted && Date() < deadline { usleep(20_000) }
+        XCTAssertFalse(fixture.isMounted, "no dead mount after SIGKILL")
+        let after = try readFile(fixture.container)
+        XCTAssertTrue(after == saved || (try? containerContents(fixture.container)) != nil, "old or new, and valid")
+        XCTAssertEqual(try containerContents(fixture.container)["before.txt"], Array("before".utf8))
+        // The next mount cleans up what the killed daemon left behind.
+        try fixture.mount()
+        try fixture.unmount()
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: fixture.folder).filter { $0.contains(".asicfs-") }
+        XCTAssertEqual(leftovers, [])
+    }
+
+    func testAFullDiskDuringACopyInFailsWithENOSPCAndKeepsTheContainer() throws {
+        let disk = NSTemporaryDirectory() + "asicfs-fsfull-\(getpid())-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try Shell.run("mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", disk])
+        XCTAssertEqual(mounted.status, 0, "mounting a tmpfs needs root: \(mounted.stderr)")
+        addTeardownBlock {
+            _ = try? Shell.run("umount", ["-l", disk])
+            try? FileManager.default.removeItem(atPath: disk)
+        }
+        let fixture = try MountFixture(self, folder: disk)
+        try writeFile(Array("kept".utf8), disk + "/kept.txt")
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, disk + "/kept.txt"]).status, 0)
+        let before = try readFile(fixture.container)
+        try fixture.mount()
+        let big = NSTemporaryDirectory() + "asicfs-big-\(getpid()).bin"
+        XCTAssertEqual(try Shell.sh("head -c 20000000 /dev/urandom > '\(big)'").status, 0)
+        defer { unlink(big) }
+        let copy = try Shell.sh("cp '\(big)' '\(fixture.mountpoint)/big.bin'")
+        XCTAssertNotEqual(copy.status, 0)
+        XCTAssertTrue(copy.stderr.contains("No space left on device"), copy.stderr)
+        try fixture.unmount()
+        XCTAssertEqual(try readFile(fixture.container), before)
+    }
+}

@@ -1,0 +1,143 @@
+import XCTest
+
+/// Changing an unsigned container through a real mount, and the refusals on a signed one.
+final class MountWriteTests: XCTestCase {
+    private func newMount() throws -> MountFixture {
+        let fixture = try MountFixture(self)
+        try writeFile(Array("alpha\n".utf8), fixture.folder + "/a.txt")
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, fixture.folder + "/a.txt"]).status, 0)
+        try fixture.mount()
+        return fixture
+    }
+
+    func testCopyInOverwriteRemoveRenameTruncateTouchAndPartialRewrite() throws {
+        let fixture = try newMount()
+        let m = fixture.mountpoint
+        let big = textLikeBytes(count: 5 << 20)
+        try writeFile(big, fixture.folder + "/big.txt")
+        var script = """
+            set -e
+            cp '\(fixture.folder)/big.txt' '\(m)/big.txt'
+            echo bravo > '\(m)/b.txt'
+            echo 'alpha two' > '\(m)/a.txt'
+            mkdir '\(m)/docs'
+            mv '\(m)/b.txt' '\(m)/docs/b-renamed.txt'
+            printf 'to be removed' > '\(m)/gone.txt'
+            rm '\(m)/gone.txt'
+            printf '0123456789' > '\(m)/t.txt'
+            truncate -s 4 '\(m)/t.txt'
+            printf 'XY' | dd of='\(m)/t.txt' bs=1 seek=1 conv=notrunc status=none
+            touch -d '2020-02-20 20:20:20 UTC' '\(m)/docs/b-renamed.txt'
+            """
+        var result = try Shell.sh(script)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try readFile(m + "/t.txt"), Array("0XY3".utf8))
+        XCTAssertEqual(try readFile(m + "/big.txt"), big)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: m + "/gone.txt"))
+        let touched = try FileManager.default.attributesOfItem(atPath: m + "/docs/b-renamed.txt")[.modificationDate] as! Date
+        XCTAssertEqual(touched.timeIntervalSince1970, 1_582_230_020, accuracy: 1)
+
+        // fsync saves at once: the container on disk has everything before unmounting.
+        result = try Shell.python("import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)", [m + "/a.txt"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        var saved = try containerContents(fixture.container)
+        XCTAssertEqual(Set(saved.keys), ["a.txt", "big.txt", "docs/b-renamed.txt", "t.txt"])
+        XCTAssertEqual(saved["a.txt"], Array("alpha two\n".utf8))
+        XCTAssertEqual(saved["docs/b-renamed.txt"], Array("bravo\n".utf8))
+        XCTAssertEqual(saved["t.txt"], Array("0XY3".utf8))
+        XCTAssertEqual(saved["big.txt"], big)
+
+        // Moving a folder moves everything in it; removing the last file keeps the folder.
+        script = "set -e; mv '\(m)/docs' '\(m)/papers'; rm '\(m)/papers/b-renamed.txt'; test -d '\(m)/papers'; rmdir '\(m)/papers'"
+        result = try Shell.sh(script)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        try fixture.unmount()
+        saved = try containerContents(fixture.container)
+        XCTAssertEqual(Set(saved.keys), ["a.txt", "big.txt", "t.txt"])
+        let listing = try Shell.run(MountFixture.binary, ["ls", fixture.container])
+        XCTAssertTrue(listing.stdout.contains("3 data files"), listing.stdout)
+    }
+
+    func testEditorsThatSaveThroughATemporaryAndRenameWork() throws {
+        let fixture = try newMount()
+        // vim with its default backup and swap files, driven without a terminal.
+        let vim = try Shell.sh("cd '\(fixture.mountpoint)' && vim -Es -u NONE -i NONE -c 'set backup writebackup' -c '%s/alpha/omega/' -c 'wq' a.txt")
+        XCTAssertEqual(vim.status, 0, vim.stderr + vim.stdout)
+        XCTAssertEqual(try readFile(fixture.path("a.txt")), Array("omega\n".utf8))
+        // The gedit/LibreOffice way: write a temporary, then rename it over the original.
+        let python = try Shell.python("""
+            import os, sys
+            d = sys.argv[1]
+            with open(os.path.join(d, '.a.txt.tmp-1234'), 'w') as f:
+                f.write('saved by an editor\\n'); f.flush(); os.fsync(f.fileno())
+            os.rename(os.path.join(d, '.a.txt.tmp-1234'), os.path.join(d, 'a.txt'))
+            """, [fixture.mountpoint])
+        XCTAssertEqual(python.status, 0, python.stderr)
+        XCTAssertEqual(try readFile(fixture.path("a.txt")), Array("saved by an editor\n".utf8))
+        try fixture.unmount()
+        let saved = try containerContents(fixture.container)
+        // vim's backup (a.txt~) is removed after a successful write; nothing else may appear.
+        XCTAssertEqual(Set(saved.keys), ["a.txt"])
+        XCTAssertEqual(saved["a.txt"], Array("saved by an editor\n".utf8))
+    }
+
+    func testFoundationFileAPIsWork() throws {
+        let fixture = try newMount()
+        let manager = FileManager.default
+        try Data("foundation\n".utf8).write(to: URL(fileURLWithPath: fixture.path("f.txt")), options: .atomic)
+        try manager.createDirectory(atPath: fixture.path("dir/sub"), withIntermediateDirectories: true)
+        try manager.copyItem(atPath: fixture.path("f.txt"), toPath: fixture.path("dir/sub/copy.txt"))
+        try manager.moveItem(atPath: fixture.path("a.txt"), toPath: fixture.path("dir/a.txt"))
+        try manager.removeItem(atPath: fixture.path("f.txt"))
+        XCTAssertEqual(try manager.contentsOfDirectory(atPath: fixture.path("dir")).sorted(), ["a.txt", "sub"])
+        try fixture.unmount()
+        let saved = try containerContents(fixture.container)
+        XCTAssertEqual(Set(saved.keys), ["dir/a.txt", "dir/sub/copy.txt"])
+        XCTAssertEqual(saved["dir/sub/copy.txt"], Array("foundation\n".utf8))
+    }
+
+    func testBadNamesAreRefusedWithAReason() throws {
+        let fixture = try newMount()
+        let result = try Shell.sh("echo x > '\(fixture.mountpoint)/back\\slash.txt'")
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("Invalid argument"), result.stderr)
+        let error = try String(contentsOfFile: fixture.path(".asicfs/status/last-error"), encoding: .utf8)
+        XCTAssertTrue(error.contains("'\\'"), error)
+        try fixture.unmount()
+    }
+
+    func testASignedContainerRefusesEveryChangeWithEPERM() throws {
+        let fixture = try MountFixture(self)
+        try FileManager.default.copyItem(atPath: MountFixture.corpusFile("tsl.asice"), toPath: fixture.container)
+        let before = try readFile(fixture.container)
+        try fixture.mount()
+        let m = fixture.mountpoint
+        for command in ["echo x > '\(m)/new.txt'", "echo x >> '\(m)/test.txt'", "rm '\(m)/test.txt'",
+                        "mv '\(m)/test.txt' '\(m)/other.txt'", "touch '\(m)/test.txt'", "mkdir '\(m)/dir'",
+                        "truncate -s 0 '\(m)/test.txt'"] {
+            let result = try Shell.sh(command)
+            XCTAssertNotEqual(result.status, 0, command)
+            XCTAssertTrue(result.stderr.contains("Operation not permitted"), "\(command): \(result.stderr)")
+        }
+        let error = try String(contentsOfFile: m + "/.asicfs/status/last-error", encoding: .utf8)
+        XCTAssertTrue(error.contains("the container is signed"), error)
+        let mode = try FileManager.default.attributesOfItem(atPath: m + "/test.txt")[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o444)
+        XCTAssertEqual(try readFile(m + "/test.txt"), Array("test".utf8))
+        try fixture.unmount()
+        XCTAssertEqual(try readFile(fixture.container), before)
+    }
+
+    func testAReadOnlyMountRefusesChanges() throws {
+        let fixture = try MountFixture(self)
+        try writeFile(Array("alpha\n".utf8), fixture.folder + "/a.txt")
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, fixture.folder + "/a.txt"]).status, 0)
+        let before = try readFile(fixture.container)
+        try fixture.mount(["ro"])
+        let result = try Shell.sh("echo x > '\(fixture.mountpoint)/b.txt'")
+        XCTAssertTrue(result.stderr.contains("Read-only file system"), result.stderr)
+        XCTAssertEqual(try readFile(fixture.path("a.txt")), Array("alpha\n".utf8))
+        try fixture.unmount()
+        XCTAssertEqual(try readFile(fixture.container), before)
+    }
+}
