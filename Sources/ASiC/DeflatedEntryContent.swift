@@ -8,7 +8,8 @@ import Foundation
 /// position, the bit offset inside that byte, and the last 32 KiB of output that later
 /// back-references may use. A read at offset X then starts from the checkpoint at or before X,
 /// so it inflates at most one checkpoint spacing of data. Windows are kept zlib-compressed and
-/// the spacing grows with the entry so the index stays small (about 1,024 checkpoints at most).
+/// the spacing grows with the entry so the index stays small (about 2,048 checkpoints, and never
+/// more than `windowBudget` bytes of windows: past that every other checkpoint is dropped).
 /// A few live decoders ("cursors") are kept so sequential reads just continue.
 final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     let file: PosixFile
@@ -47,7 +48,10 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     private var indexedThrough: Int64 = 0
     private var cursors: [Cursor] = []
     private var useCounter: UInt64 = 0
-    private let spacing: Int64
+    private var spacing: Int64
+    private var windowBytes = 0
+    /// Memory the checkpoint windows may take (they compress about 3:1 on typical documents).
+    static let windowBudget = 24 << 20
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
     private let windowBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 32 << 10, alignment: 16)
     private static let maxCursors = 4
@@ -55,7 +59,7 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     init(file: PosixFile, location: EntryLocation) {
         self.file = file
         self.location = location
-        spacing = max(1 << 20, location.uncompressedSize / 1024)
+        spacing = max(512 << 10, location.uncompressedSize / 2048)
         checkpoints = [Checkpoint(output: 0, input: 0, bits: 0, window: [])]
     }
 
@@ -198,9 +202,16 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         var length = uInt(windowBuffer.count)
         inflateGetDictionary(stream, windowBuffer.baseAddress!.assumingMemoryBound(to: Bytef.self), &length)
         let consumed = cursor.inputNext - Int64(stream.pointee.avail_in)
-        checkpoints.append(Checkpoint(
-            output: cursor.output, input: consumed, bits: stream.pointee.data_type & 7,
-            window: zlibCompress(UnsafeRawBufferPointer(start: windowBuffer.baseAddress, count: Int(length)))))
+        let window = zlibCompress(UnsafeRawBufferPointer(start: windowBuffer.baseAddress, count: Int(length)))
+        checkpoints.append(Checkpoint(output: cursor.output, input: consumed, bits: stream.pointee.data_type & 7,
+                                      window: window))
+        windowBytes += window.count
+        if windowBytes > Self.windowBudget {
+            // Poorly compressible data: keep every other checkpoint and space new ones wider.
+            checkpoints = checkpoints.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+            windowBytes = checkpoints.reduce(0) { $0 + $1.window.count }
+            spacing *= 2
+        }
     }
 
     /// At the declared end, the stream must end too: more output means the header lied.

@@ -46,8 +46,8 @@ public final class PosixFile: @unchecked Sendable {
         return st
     }
 
-    /// Reads exactly `count` bytes at `offset` into `buffer`; a short file is a corrupt-ZIP error.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws {
+    /// Reads into `buffer` from `offset` until it is full or the file ends; returns the byte count.
+    private func readUpTo(_ buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         var done = 0
         while done < buffer.count {
             let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
@@ -55,27 +55,23 @@ public final class PosixFile: @unchecked Sendable {
                 if errno == EINTR { continue }
                 throw ContainerError.io(path: path, operation: "cannot read", errno: errno)
             }
-            if n == 0 { throw ContainerError.corruptZip("the file ends early (truncated?)") }
+            if n == 0 { break }
             done += n
+        }
+        return done
+    }
+
+    /// Reads exactly `count` bytes at `offset` into `buffer`; a short file is a corrupt-ZIP error.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws {
+        if try readUpTo(buffer, at: offset) < buffer.count {
+            throw ContainerError.corruptZip("the file ends early (truncated?)")
         }
     }
 
     /// Reads up to `count` bytes at `offset`; returns fewer only at the end of the file.
     public func read(count: Int, at offset: Int64) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        let got = try bytes.withUnsafeMutableBytes { buf -> Int in
-            var done = 0
-            while done < count {
-                let n = pread(fd, buf.baseAddress! + done, count - done, off_t(offset) + off_t(done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw ContainerError.io(path: path, operation: "cannot read", errno: errno)
-                }
-                if n == 0 { break }
-                done += n
-            }
-            return done
-        }
+        let got = try bytes.withUnsafeMutableBytes { try readUpTo($0, at: offset) }
         if got < count { bytes.removeSubrange(got...) }
         return bytes
     }

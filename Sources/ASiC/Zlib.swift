@@ -64,8 +64,8 @@ func zlibCompress(_ input: UnsafeRawBufferPointer) -> [UInt8] {
         compress2(o.baseAddress, &bound, input.baseAddress?.assumingMemoryBound(to: UInt8.self), uLong(input.count), 1)
     }
     precondition(rc == Z_OK, "compress2 cannot fail with a compressBound-sized buffer")
-    out.removeSubrange(Int(bound)...)
-    return out
+    // A fresh array: removeSubrange would keep the full capacity alive.
+    return Array(out[..<Int(bound)])
 }
 
 func zlibDecompress(_ input: [UInt8], into output: UnsafeMutableRawBufferPointer) -> Int? {

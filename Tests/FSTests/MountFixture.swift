@@ -19,8 +19,9 @@ final class MountFixture {
     let folder: String
     let container: String
     let mountpoint: String
-    private(set) var process: Process?
-    private var stderrPipe = Pipe()
+    /// The foreground daemon, while it runs.
+    private(set) var pid: pid_t?
+    private var stderrFile = ""
 
     /// A fresh folder with `container.asice` path and an empty `mnt/` (nothing mounted yet).
     init(_ test: XCTestCase, folder: String? = nil) throws {
@@ -37,47 +38,54 @@ final class MountFixture {
 
     /// Mounts in the foreground (`-f`) and waits until the kernel shows the mount.
     func mount(_ options: [String] = [], container: String? = nil) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["mount", container ?? self.container, mountpoint, "-f"] + options.flatMap { ["-o", $0] }
-        stderrPipe = Pipe()
-        process.standardError = stderrPipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        self.process = process
+        stderrFile = NSTemporaryDirectory() + "asicfs-mount-\(getpid())-\(UUID().uuidString.prefix(8)).err"
+        let arguments = ["mount", container ?? self.container, mountpoint, "-f"] + options.flatMap { ["-o", $0] }
+        let pid = try Shell.spawn(Self.binary, arguments, stdout: "/dev/null", stderr: stderrFile)
+        self.pid = pid
         let deadline = Date().addingTimeInterval(10)
         while !isMounted {
-            if !process.isRunning {
-                process.waitUntilExit()
-                throw MountError("mount exited \(process.terminationStatus): \(stderrText)")
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                self.pid = nil
+                throw MountError("mount exited: \(stderrText)")
             }
             if Date() > deadline { throw MountError("mount did not appear in 10 s") }
             usleep(10_000)
         }
     }
 
-    var stderrText: String {
-        String(decoding: stderrPipe.fileHandleForReading.availableDataOrEmpty, as: UTF8.self)
-    }
+    var stderrText: String { (try? String(contentsOfFile: stderrFile, encoding: .utf8)) ?? "" }
 
     var isMounted: Bool {
         guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return false }
         return table.split(separator: "\n").contains { $0.split(separator: " ").dropFirst(4).first.map(String.init) == mountpoint }
     }
 
-    /// Unmounts with `asicfs umount` (which waits for the daemon to save) and reaps the process.
+    /// Sends a signal to the foreground daemon and waits for it; returns its exit status.
+    @discardableResult
+    func signal(_ signal: Int32) -> Int32? {
+        guard let pid else { return nil }
+        kill(pid, signal)
+        self.pid = nil
+        return Shell.wait(pid)
+    }
+
+    /// Unmounts with `asicfs umount` (which waits for the daemon to save) and reaps the daemon.
     func unmount() throws {
         let result = try Shell.run(Self.binary, ["umount", mountpoint])
         guard result.status == 0 else { throw MountError("umount failed: \(result.stderr)") }
-        process?.waitUntilExit()
-        process = nil
+        if let pid { _ = Shell.wait(pid) }
+        pid = nil
     }
 
     func stop() {
         if isMounted { _ = try? Shell.run("fusermount3", ["-u", "-z", mountpoint]) }
-        if let process, process.isRunning { process.terminate() }
-        process?.waitUntilExit()
-        process = nil
+        if let pid {
+            kill(pid, SIGTERM)
+            _ = Shell.wait(pid)
+        }
+        pid = nil
+        if !stderrFile.isEmpty { unlink(stderrFile) }
     }
 
     func path(_ name: String) -> String { mountpoint + "/" + name }
@@ -88,24 +96,8 @@ struct MountError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-extension FileHandle {
-    /// What is in the pipe now, without blocking when the writer is still running.
-    var availableDataOrEmpty: Data {
-        let flags = fcntl(fileDescriptor, F_GETFL)
-        _ = fcntl(fileDescriptor, F_SETFL, flags | O_NONBLOCK)
-        defer { _ = fcntl(fileDescriptor, F_SETFL, flags) }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = Glibc.read(fileDescriptor, &buffer, buffer.count)
-            if n <= 0 { break }
-            data.append(contentsOf: buffer[0..<n])
-        }
-        return data
-    }
-}
-
-/// Runs programs (real shell tools against the mount) and waits for them.
+/// Runs programs (real shell tools against the mount) and waits for them with waitpid.
+/// (Foundation's Process can miss the exit of a child that forks a daemon, so it is not used here.)
 enum Shell {
     struct Output {
         let status: Int32
@@ -113,21 +105,41 @@ enum Shell {
         let stderr: String
     }
 
+    /// Starts a program with stdin from /dev/null and stdout/stderr into the given files.
+    static func spawn(_ program: String, _ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
+        let executable = program.hasPrefix("/") ? program : "/usr/bin/env"
+        let argv = (program.hasPrefix("/") ? [program] : ["env", program]) + arguments
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, nil, cArguments, environ)
+        guard rc == 0 else { throw MountError("cannot start \(program): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+
+    /// Waits for a child and returns its exit status (128 + signal when killed).
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        if status & 0x7f == 0 { return (status >> 8) & 0xff }
+        return 128 + (status & 0x7f)
+    }
+
     @discardableResult
     static func run(_ program: String, _ arguments: [String]) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : "/usr/bin/env")
-        process.arguments = program.hasPrefix("/") ? arguments : [program] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+        let base = NSTemporaryDirectory() + "asicfs-shell-\(getpid())-\(UUID().uuidString.prefix(8))"
+        defer { unlink(base + ".out"); unlink(base + ".err") }
+        let pid = try spawn(program, arguments, stdout: base + ".out", stderr: base + ".err")
+        let status = wait(pid)
+        let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
+        return Output(status: status, stdout: out, stderr: err)
     }
 
     /// `sh -c script`, for pipelines of real tools.

@@ -34,13 +34,15 @@ final class MountLifecycleTests: XCTestCase {
             let fixture = try MountFixture(self)
             try fixture.mount(["create"])
             try writeFile(Array(way.utf8), fixture.path("w.txt"))
+            let status: Int32?
             switch way {
-            case "fusermount3": XCTAssertEqual(try Shell.run("fusermount3", ["-u", fixture.mountpoint]).status, 0)
-            case "SIGTERM": fixture.process!.terminate()
-            default: fixture.process!.interrupt()
+            case "fusermount3":
+                XCTAssertEqual(try Shell.run("fusermount3", ["-u", fixture.mountpoint]).status, 0)
+                status = fixture.signal(0) // signal 0 only reaps: the daemon exits by itself after the unmount
+            case "SIGTERM": status = fixture.signal(SIGTERM)
+            default: status = fixture.signal(SIGINT)
             }
-            fixture.process!.waitUntilExit()
-            XCTAssertEqual(fixture.process!.terminationStatus, 0, way)
+            XCTAssertEqual(status, 0, way)
             XCTAssertFalse(fixture.isMounted, way)
             XCTAssertEqual(try containerContents(fixture.container)["w.txt"], Array(way.utf8), way)
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: fixture.folder).filter { $0.contains(".asicfs-") }
@@ -58,15 +60,10 @@ final class MountLifecycleTests: XCTestCase {
         // Start a large copy-in and kill the daemon in the middle of it.
         let big = fixture.folder + "/big.bin"
         XCTAssertEqual(try Shell.sh("head -c 200000000 /dev/urandom > '\(big)'").status, 0)
-        let copy = Process()
-        copy.executableURL = URL(fileURLWithPath: "/bin/cp")
-        copy.arguments = [big, fixture.path("big.bin")]
-        copy.standardError = FileHandle.nullDevice
-        try copy.run()
+        let copy = try Shell.spawn("/bin/cp", [big, fixture.path("big.bin")], stdout: "/dev/null", stderr: "/dev/null")
         usleep(150_000)
-        kill(fixture.process!.processIdentifier, SIGKILL)
-        fixture.process!.waitUntilExit()
-        copy.waitUntilExit()
+        XCTAssertEqual(fixture.signal(SIGKILL), 128 + SIGKILL)
+        _ = Shell.wait(copy)
         // auto_unmount: the kernel mount goes away with the daemon.
         let deadline = Date().addingTimeInterval(5)
         while fixture.isMounted && Date() < deadline { usleep(20_000) }

@@ -123,7 +123,8 @@ final class MountWriteTests: XCTestCase {
         XCTAssertTrue(error.contains("the container is signed"), error)
         let mode = try FileManager.default.attributesOfItem(atPath: m + "/test.txt")[.posixPermissions] as? Int
         XCTAssertEqual(mode, 0o444)
-        XCTAssertEqual(try readFile(m + "/test.txt"), Array("test".utf8))
+        let unzip = try Shell.run("unzip", ["-p", fixture.container, "test.txt"])
+        XCTAssertEqual(try readFile(m + "/test.txt"), Array(unzip.stdout.utf8))
         try fixture.unmount()
         XCTAssertEqual(try readFile(fixture.container), before)
     }

@@ -1,0 +1,238 @@
+// Fuzz target for the ZIP/ASiC reader: Container.open, then every way of reading data files.
+//
+// Normal build: a corpus replayer (`fuzz-zip FILE|DIR...`), so `swift build` and CI can run the
+// committed corpus and any crash artifact through the exact same check.
+// With `-Xswiftc -DFUZZING -Xswiftc -sanitize=fuzzer`: a libFuzzer target (libFuzzer owns main).
+// See Fuzz/run.sh.
+import ASiC
+import Foundation
+
+enum FuzzZip {
+    /// Inputs are written here and opened by path, as asicfs opens real containers. One file per
+    /// process (libFuzzer's -jobs/-fork run several): under $ASICFS_FUZZ_TMPDIR, else /dev/shm, else /tmp.
+    static let scratchPath: String = {
+        var dir = ProcessInfo.processInfo.environment["ASICFS_FUZZ_TMPDIR"] ?? "/dev/shm"
+        if access(dir, W_OK) != 0 { dir = "/tmp" }
+        return "\(dir)/asicfs-fuzz-zip-\(getpid()).asice"
+    }()
+
+    /// Data files larger than this are not kept in memory for the stream/random-access comparison.
+    static let compareLimit: Int64 = 4 << 20
+
+    /// Runs one input. Errors are the expected outcome for most inputs and are ignored; a trap,
+    /// a sanitizer report or a failed `check` below is a bug.
+    /// `log`, when given, hears how far the input got (the replayer's -v).
+    static func run(_ input: UnsafeRawBufferPointer, log: ((String) -> Void)? = nil) {
+        writeInput(input, to: scratchPath)
+        let container: Container
+        do {
+            container = try Container.open(scratchPath)
+        } catch {
+            unlink(scratchPath)
+            log?("rejected: \(error)")
+            return
+        }
+        // The container keeps its descriptor open, so the name is not needed any more.
+        unlink(scratchPath)
+        log?("opened \(container.kind.rawValue): \(container.dataFiles.count) data file(s), \(container.signatureFiles.count) signature(s)")
+
+        var rng = SplitMix64(seed: fnv1a(input))
+        check(container.fileSize == Int64(input.count), "fileSize \(container.fileSize) != input size \(input.count)")
+        for file in container.dataFiles {
+            check(file.size >= 0 && file.compressedSize >= 0, "negative size for \(file.name)")
+
+            // 1. Sequential read with size and CRC checks; keep small files to compare with 2.
+            var streamed: [UInt8]? = file.size <= compareLimit ? [] : nil
+            var total: Int64 = 0
+            let streamOK: Bool
+            do {
+                try container.read(file.name) { chunk in
+                    total += Int64(chunk.count)
+                    if total > file.size { streamed = nil }
+                    streamed?.append(contentsOf: chunk)
+                }
+                streamOK = true
+                check(total == file.size, "read(\(file.name)) succeeded with \(total) bytes, declared \(file.size)")
+                // A stored entry's data is exactly its compressed bytes: reading more means reading
+                // bytes that belong to the next record.
+                check(file.isCompressed || file.compressedSize == file.size,
+                      "read(\(file.name)) accepted a stored entry of \(file.compressedSize) bytes declaring \(file.size)")
+                log?("  \(file.name): read \(total) bytes")
+            } catch {
+                streamOK = false
+                log?("  \(file.name): read failed: \(error)")
+            }
+
+            // 2. Random access through the seek index / stored reads.
+            guard let content = try? container.content(of: file.name) else { continue }
+            check(content.size == file.size, "content.size \(content.size) != declared \(file.size) for \(file.name)")
+            let size = content.size
+            var offsets: [Int64] = [0, size / 2, max(0, size - 1), size, size + 1, -1]
+            for _ in 0..<4 { offsets.append(size > 0 ? Int64(rng.next() % UInt64(size)) : 0) }
+            offsets.shuffle(using: &rng)
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            for offset in offsets {
+                let want = Int(rng.next() % UInt64(buffer.count)) + 1
+                let got: Int
+                do {
+                    got = try buffer.withUnsafeMutableBytes {
+                        try content.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: offset)
+                    }
+                } catch {
+                    continue
+                }
+                let expected = offset < 0 ? 0 : Int(max(0, min(Int64(want), size - offset)))
+                check(got == expected, "content.read(\(want) at \(offset)) of \(file.name) returned \(got), expected \(expected)")
+                if streamOK, let streamed, got > 0 {
+                    let start = Int(offset)
+                    check(buffer[0..<got].elementsEqual(streamed[start..<start + got]),
+                          "random read at \(offset) of \(file.name) differs from the streamed bytes")
+                }
+            }
+        }
+        for signature in container.signatureFiles {
+            if let bytes = try? container.signatureBytes(signature) {
+                check(Int64(bytes.count) == signature.size, "signature \(signature.name): \(bytes.count) bytes, declared \(signature.size)")
+            }
+        }
+    }
+
+    static func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
+        if !condition() {
+            printError("fuzz-zip: check failed: \(message())\n")
+            abort()
+        }
+    }
+
+    static func writeInput(_ input: UnsafeRawBufferPointer, to path: String) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            printError("fuzz-zip: cannot create \(path): \(String(cString: strerror(errno)))\n")
+            abort() // not an input problem: stop instead of silently testing nothing
+        }
+        defer { close(fd) }
+        var done = 0
+        while done < input.count {
+            let n = Foundation.write(fd, input.baseAddress! + done, input.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                printError("fuzz-zip: cannot write \(path): \(String(cString: strerror(errno)))\n")
+                abort()
+            }
+            done += n
+        }
+    }
+
+    static func fnv1a(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+}
+
+/// Writes to standard error without touching the C `stderr` global (not concurrency-safe in Swift 6).
+func printError(_ text: String) {
+    var text = text
+    text.withUTF8 { buf in
+        var done = 0
+        while done < buf.count {
+            let n = Foundation.write(2, buf.baseAddress! + done, buf.count - done)
+            if n <= 0 { return }
+            done += n
+        }
+    }
+}
+
+/// Deterministic per input, so a crash reproduces from its artifact.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9e37_79b9_7f4a_7c15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+}
+
+#if FUZZING
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    FuzzZip.run(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
+
+// libFuzzer's own main() is `return LLVMFuzzerRunDriver(&argc, &argv, LLVMFuzzerTestOneInput)`.
+// SwiftPM links executable targets with `--defsym main=fuzz_zip_main` (so tests can link them), which
+// leaves libFuzzer's main unused and needs this symbol instead: it does exactly what that main does.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+
+@_cdecl("fuzz_zip_main")
+public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var argc = argc
+    var argv = argv
+    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+        FuzzZip.run(UnsafeRawBufferPointer(start: size > 0 ? data : nil, count: size))
+        return 0
+    }
+}
+#else
+@main
+struct FuzzZipReplayer {
+    static func main() {
+        let count = CorpusReplayer.run(arguments: Array(CommandLine.arguments.dropFirst()), tool: "fuzz-zip") {
+            FuzzZip.run($0, log: $1)
+        }
+        print("fuzz-zip: ran \(count) input(s) without a crash")
+    }
+}
+
+enum CorpusReplayer {
+    /// Runs `body` on every file named on the command line, recursing into directories.
+    /// `-v` prints each file and what happened to it.
+    static func run(arguments: [String], tool: String,
+                    _ body: (UnsafeRawBufferPointer, ((String) -> Void)?) -> Void) -> Int {
+        let verbose = arguments.contains("-v")
+        let paths = arguments.filter { $0 != "-v" }
+        if paths.isEmpty {
+            printError("usage: \(tool) [-v] FILE|DIR... (replays a corpus; build with -DFUZZING for libFuzzer)\n")
+        }
+        var count = 0
+        let fm = FileManager.default
+        for argument in paths {
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: argument, isDirectory: &isDirectory) else {
+                printError("\(tool): no such file: \(argument)\n")
+                continue
+            }
+            var files: [String] = []
+            if isDirectory.boolValue {
+                let walker = fm.enumerator(atPath: argument)
+                while let relative = walker?.nextObject() as? String {
+                    let full = argument + "/" + relative
+                    var sub: ObjCBool = false
+                    if fm.fileExists(atPath: full, isDirectory: &sub), !sub.boolValue { files.append(full) }
+                }
+                files.sort()
+            } else {
+                files = [argument]
+            }
+            for file in files {
+                guard let data = fm.contents(atPath: file) else {
+                    printError("\(tool): cannot read \(file)\n")
+                    continue
+                }
+                if verbose { print("\(file) (\(data.count) bytes)") }
+                data.withUnsafeBytes { body($0, verbose ? { print("  " + $0) } : nil) }
+                count += 1
+            }
+        }
+        return count
+    }
+}
+#endif

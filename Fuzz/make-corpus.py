@@ -1,0 +1,389 @@
+#!/usr/bin/env python3
+"""Regenerates the seed corpora in Fuzz/corpus/ (zip/ and manifest/).
+
+Seeds are small (each under 64 KiB) valid and deliberately broken ASiC containers and
+manifests. The libdigidocpp conformance files are copied when the folder is available
+(default /work/shared/conformance/libdigidocpp, or $ASICFS_CONFORMANCE).
+
+    python3 Fuzz/make-corpus.py
+"""
+import io
+import os
+import struct
+import sys
+import warnings
+import zlib
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ZIP_DIR = os.path.join(HERE, "corpus", "zip")
+MANIFEST_DIR = os.path.join(HERE, "corpus", "manifest")
+CONFORMANCE = os.environ.get("ASICFS_CONFORMANCE", "/work/shared/conformance/libdigidocpp")
+LIMIT = 64 << 10
+
+ASICE = "application/vnd.etsi.asic-e+zip"
+ASICS = "application/vnd.etsi.asic-s+zip"
+NS = "urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"
+
+
+def manifest(files, root_type=ASICE, prefix="manifest"):
+    p = prefix + ":" if prefix else ""
+    xmlns = f'xmlns:{prefix}="{NS}"' if prefix else f'xmlns="{NS}"'
+    lines = ['<?xml version="1.0" encoding="UTF-8" standalone="no" ?>',
+             f'<{p}manifest {xmlns} {p}version="1.2">']
+    if root_type is not None:
+        lines.append(f'  <{p}file-entry {p}full-path="/" {p}media-type="{root_type}"/>')
+    for name, mt in files:
+        lines.append(f'  <{p}file-entry {p}full-path="{name}" {p}media-type="{mt}"/>')
+    lines.append(f"</{p}manifest>")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def info(name, compress=zipfile.ZIP_DEFLATED):
+    zi = zipfile.ZipInfo(name, date_time=(2024, 5, 17, 12, 30, 0))
+    zi.compress_type = compress
+    zi.external_attr = 0o644 << 16
+    return zi
+
+
+def container(entries, mimetype=ASICE, stream=False, force_zip64=False, comment=b""):
+    """entries: list of (name, bytes, compress). mimetype first, stored."""
+    raw = io.BytesIO()
+    target = NonSeekable(raw) if stream else raw
+    with zipfile.ZipFile(target, "w") as z:
+        if mimetype is not None:
+            z.writestr(info("mimetype", zipfile.ZIP_STORED), mimetype)
+        for name, data, compress in entries:
+            if force_zip64:
+                with z.open(info(name, compress), "w", force_zip64=True) as f:
+                    f.write(data)
+            else:
+                z.writestr(info(name, compress), data)
+        z.comment = comment
+    return raw.getvalue()
+
+
+class NonSeekable(io.RawIOBase):
+    """Makes zipfile write data descriptors (general-purpose flag bit 3), as streaming writers do."""
+
+    def __init__(self, sink):
+        self.sink = sink
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        return self.sink.write(b)
+
+    def seekable(self):
+        return False
+
+    def tell(self):
+        raise io.UnsupportedOperation
+
+    def flush(self):
+        pass
+
+
+def deflate(data, flush_every=0, flush_mode=zlib.Z_BLOCK):
+    """Raw deflate. With flush_every, ends a deflate block every that many input bytes: zlib
+    otherwise makes one block of very repetitive data, and the seek index only records
+    checkpoints at block boundaries (Z_BLOCK leaves them at odd bit offsets, Z_FULL_FLUSH aligned)."""
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    if not flush_every:
+        return c.compress(data) + c.flush()
+    out = bytearray()
+    for i in range(0, len(data), flush_every):
+        out += c.compress(data[i:i + flush_every]) + c.flush(flush_mode)
+    return bytes(out + c.flush())
+
+
+def raw_zip(entries, zip64=True, descriptor=False):
+    """A hand-made ZIP, for what Python's zipfile does not write: ZIP64 central directory fields
+    (saturated 32-bit values plus the 0x0001 extra), the ZIP64 end record and locator, and
+    deflate streams with forced block boundaries. entries: (name, data, method[, body])."""
+    out, central = bytearray(), bytearray()
+    sat = 0xFFFFFFFF
+    for name, data, method, *given in entries:
+        n = name.encode()
+        crc = zlib.crc32(data)
+        if given:
+            body = given[0]
+        elif method == zipfile.ZIP_DEFLATED:
+            body = deflate(data)
+        else:
+            body = data
+        flags = 0x0800 | (0x0008 if descriptor else 0)
+        offset = len(out)
+        if zip64:
+            local_extra = struct.pack("<HHQQ", 1, 16, len(data), len(body))
+            sizes = (sat, sat)
+        else:
+            local_extra = b""
+            sizes = (len(body), len(data))
+        lcrc, lsizes = (0, (0, 0) if not zip64 else sizes) if descriptor else (crc, sizes)
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 45, flags, method, 0x6000, 0x58B1, lcrc,
+                           lsizes[0], lsizes[1], len(n), len(local_extra)) + n + local_extra + body
+        if descriptor:
+            out += struct.pack("<IIQQ", 0x08074B50, crc, len(body), len(data)) if zip64 else \
+                struct.pack("<IIII", 0x08074B50, crc, len(body), len(data))
+        if zip64:
+            extra = struct.pack("<HHQQQ", 1, 24, len(data), len(body), offset)
+            csizes, coff = (sat, sat), sat
+        else:
+            extra, csizes, coff = b"", (len(body), len(data)), offset
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0x031E, 45, flags, method, 0x6000, 0x58B1,
+                               crc, csizes[0], csizes[1], len(n), len(extra), 0, 0, 0, 0o644 << 16, coff) + n + extra
+    cd_offset, cd_size, count = len(out), len(central), len(entries)
+    out += central
+    if zip64:
+        z64 = len(out)
+        out += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 0x031E, 45, 0, 0, count, count, cd_size, cd_offset)
+        out += struct.pack("<IIQI", 0x07064B50, 0, z64, 1)
+        out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, sat, sat, 0)
+    else:
+        out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, count, count, cd_size, cd_offset, 0)
+    return bytes(out)
+
+
+def raw_container(zip64=True, descriptor=False, mimetype_method=zipfile.ZIP_STORED):
+    return raw_zip([("mimetype", ASICE.encode(), mimetype_method),
+                    ("META-INF/manifest.xml", manifest([("test.txt", "text/plain"), ("b.bin", "application/octet-stream")]),
+                     zipfile.ZIP_DEFLATED),
+                    ("test.txt", TEXT, zipfile.ZIP_DEFLATED),
+                    ("b.bin", bytes(range(256)) * 4, zipfile.ZIP_STORED)], zip64=zip64, descriptor=descriptor)
+
+
+D = zipfile.ZIP_DEFLATED
+S = zipfile.ZIP_STORED
+TEXT = b"Hello, ASiC!\n"
+
+
+def simple(name="test.txt", data=TEXT, compress=D, mt="text/plain", **kw):
+    return container([("META-INF/manifest.xml", manifest([(name, mt)]), D), (name, data, compress)], **kw)
+
+
+def patch(data, offset, fmt, value):
+    b = bytearray(data)
+    struct.pack_into(fmt, b, offset, value)
+    return bytes(b)
+
+
+def find_all(data, sig):
+    out, i = [], data.find(sig)
+    while i >= 0:
+        out.append(i)
+        i = data.find(sig, i + 1)
+    return out
+
+
+def central_of(data, name):
+    for off in find_all(data, b"PK\x01\x02"):
+        n = struct.unpack_from("<H", data, off + 28)[0]
+        if data[off + 46:off + 46 + n] == name.encode():
+            return off
+    raise KeyError(name)
+
+
+def local_of(data, name):
+    for off in find_all(data, b"PK\x03\x04"):
+        n = struct.unpack_from("<H", data, off + 26)[0]
+        if data[off + 30:off + 30 + n] == name.encode():
+            return off
+    raise KeyError(name)
+
+
+def zip_seeds():
+    seeds = {}
+    seeds["py-valid-deflated.asice"] = simple()
+    seeds["py-valid-stored.asice"] = simple(compress=S)
+    seeds["py-valid-empty-file.asice"] = simple(data=b"")
+    seeds["py-valid-subfolder.asice"] = simple(name="folder/sub/test.txt")
+    seeds["py-valid-unicode.asice"] = simple(name="öäüõ.txt")
+    seeds["py-valid-many.asice"] = container(
+        [("META-INF/manifest.xml", manifest([(f"f{i}.txt", "text/plain") for i in range(8)]), D)]
+        + [(f"f{i}.txt", bytes([65 + i]) * (i * 37), D if i % 2 else S) for i in range(8)])
+    seeds["py-valid-folder-entry.asice"] = container(
+        [("META-INF/manifest.xml", manifest([("dir/a.txt", "text/plain")]), D),
+         ("dir/", b"", S), ("dir/a.txt", TEXT, D)])
+    seeds["py-valid-signed.asice"] = container(
+        [("META-INF/manifest.xml", manifest([("test.txt", "text/plain")]), D), ("test.txt", TEXT, D),
+         ("META-INF/signatures0.xml", b'<?xml version="1.0"?><asic:XAdESSignatures xmlns:asic="http://uri.etsi.org/02918/v1.2.1#"/>', D)])
+    # 3 MiB of compressible data: the seek index records checkpoints every 1 MiB.
+    block = b"".join(b"line %04d of a repeating block of text\n" % i for i in range(100))
+    big = (block * ((3 << 20) // len(block) + 1))[: 3 << 20]
+    seeds["py-valid-3mib-deflated.asice"] = simple(name="big.txt", data=big)
+    # The same with a deflate block every 96 KiB (3 MiB: two or three checkpoints, so random reads
+    # restart from a checkpoint: inflatePrime at an odd bit offset plus the saved window).
+    for mode, tag in ((zlib.Z_BLOCK, "blocks"), (zlib.Z_FULL_FLUSH, "full-flush")):
+        seeds[f"raw-3mib-{tag}.asice"] = raw_zip(
+            [("mimetype", ASICE.encode(), S), ("META-INF/manifest.xml", manifest([("big.txt", "text/plain")]), D),
+             ("big.txt", big, D, deflate(big, 96 << 10, mode))], zip64=False)
+    seeds["py-valid-zeros-deflated.asice"] = simple(name="zeros.bin", data=bytes(2 << 20), mt="application/octet-stream")
+    seeds["py-data-descriptor.asice"] = simple(stream=True)
+    seeds["py-data-descriptor-stored.asice"] = simple(compress=S, stream=True)
+    seeds["py-zip64.asice"] = simple(force_zip64=True)
+    seeds["py-zip64-stored.asice"] = simple(compress=S, force_zip64=True)
+    seeds["raw-zip64.asice"] = raw_container()
+    seeds["raw-zip64-descriptor.asice"] = raw_container(descriptor=True)
+    seeds["raw-plain-descriptor.asice"] = raw_container(zip64=False, descriptor=True)
+    seeds["py-comment.asice"] = simple(comment=b"a ZIP comment PK\x05\x06 with a fake signature")
+    seeds["py-asics-timestamp.asics"] = container(
+        [("test.txt", TEXT, S), ("META-INF/timestamp.tst", b"\x30\x82\x00\x10" + bytes(16), D)], mimetype=ASICS)
+    seeds["py-asics-p7s.asics"] = container(
+        [("doc.pdf", b"%PDF-1.4\n%%EOF\n", D), ("META-INF/signature.p7s", b"\x30\x80" + bytes(30), S)], mimetype=ASICS)
+
+    # Broken on purpose.
+    good = simple()
+    seeds["bad-empty.asice"] = b""
+    seeds["bad-eocd-only.zip"] = b"PK\x05\x06" + bytes(18)
+    seeds["bad-truncated-half.asice"] = good[: len(good) // 2]
+    seeds["bad-truncated-tail.asice"] = good[:-5]
+    seeds["bad-no-mimetype.asice"] = container(
+        [("META-INF/manifest.xml", manifest([("test.txt", "text/plain")]), D), ("test.txt", TEXT, D)], mimetype=None)
+    seeds["odd-mimetype-deflated.asice"] = container(
+        [("mimetype", ASICE.encode(), D), ("META-INF/manifest.xml", manifest([("test.txt", "text/plain")]), D),
+         ("test.txt", TEXT, D)], mimetype=None)
+    seeds["bad-wrong-mimetype.asice"] = simple(mimetype="application/zip")
+    seeds["odd-mimetype-bom.asice"] = simple(mimetype="\ufeff" + ASICE + "\n")
+    seeds["bad-no-manifest.asice"] = container([("test.txt", TEXT, D)])
+    seeds["bad-manifest-missing-file.asice"] = container(
+        [("META-INF/manifest.xml", manifest([("test.txt", "text/plain"), ("gone.txt", "text/plain")]), D),
+         ("test.txt", TEXT, D)])
+    seeds["bad-unlisted-file.asice"] = container(
+        [("META-INF/manifest.xml", manifest([]), D), ("test.txt", TEXT, D)])
+    seeds["bad-manifest-doctype.asice"] = container(
+        [("META-INF/manifest.xml", b'<!DOCTYPE m [<!ENTITY a "b">]>' + manifest([("test.txt", "text/plain")]), D),
+         ("test.txt", TEXT, D)])
+    seeds["bad-traversal.asice"] = simple(name="../evil.txt")
+    seeds["bad-absolute.asice"] = simple(name="/etc/evil.txt")
+    seeds["bad-backslash.asice"] = simple(name="dir\\evil.txt")
+    seeds["bad-duplicate.asice"] = container(
+        [("META-INF/manifest.xml", manifest([("test.txt", "text/plain")]), D), ("test.txt", TEXT, D),
+         ("test.txt", TEXT, S)])
+    seeds["bad-two-files.asics"] = container([("a.txt", TEXT, S), ("b.txt", TEXT, S),
+                                              ("META-INF/timestamp.tst", b"x", S)], mimetype=ASICS)
+
+    off = central_of(good, "test.txt")
+    seeds["bad-crc.asice"] = patch(patch(good, off + 16, "<I", 0xDEADBEEF),
+                                   local_of(good, "test.txt") + 14, "<I", 0xDEADBEEF)
+    seeds["bad-size-too-small.asice"] = patch(good, off + 24, "<I", 3)          # zip bomb style lie
+    seeds["bad-size-too-large.asice"] = patch(good, off + 24, "<I", 1 << 20)
+    seeds["bad-size-huge.asice"] = patch(good, off + 24, "<I", 0xFFFFFFFE)
+    seeds["bad-method-bzip2.asice"] = patch(good, off + 10, "<H", 12)
+    seeds["bad-encrypted.asice"] = patch(good, off + 8, "<H", 1)
+    seeds["bad-offset-past-end.asice"] = patch(good, off + 42, "<I", 0x7FFFFFF0)
+    seeds["bad-offset-overlap.asice"] = patch(good, off + 42, "<I", local_of(good, "META-INF/manifest.xml"))
+    lo = local_of(good, "test.txt")
+    seeds["bad-local-name-differs.asice"] = good[:lo + 30] + b"TEST" + good[lo + 34:]
+    seeds["bad-local-method-differs.asice"] = patch(good, local_of(good, "test.txt") + 8, "<H", 0)
+    stored = simple(compress=S)
+    soff = central_of(stored, "test.txt")
+    seeds["bad-stored-sizes-differ.asice"] = patch(stored, soff + 24, "<I", len(TEXT) + 8)
+    eocd = good.rfind(b"PK\x05\x06")
+    seeds["bad-eocd-count-lie.asice"] = patch(patch(good, eocd + 8, "<H", 900), eocd + 10, "<H", 900)
+    seeds["bad-eocd-cd-offset.asice"] = patch(good, eocd + 16, "<I", len(good) + 100)
+    seeds["bad-multivolume.asice"] = patch(good, eocd + 4, "<H", 1)
+    z64 = raw_container()
+    loc = z64.rfind(b"PK\x06\x07")
+    z64e = z64.rfind(b"PK\x06\x06")
+    seeds["bad-zip64-locator-offset.asice"] = patch(z64, loc + 8, "<Q", 0xFFFFFFFF00)
+    seeds["bad-zip64-end-signature.asice"] = patch(z64, z64e, "<I", 0x06064B51)
+    seeds["bad-zip64-entry-count.asice"] = patch(z64, z64e + 32, "<Q", 1 << 40)
+    seeds["bad-zip64-cd-offset.asice"] = patch(z64, z64e + 48, "<Q", 1 << 33)
+    zc = central_of(z64, "test.txt")
+    seeds["bad-zip64-extra-short.asice"] = patch(z64, zc + 46 + len("test.txt") + 2, "<H", 8)
+    seeds["bad-zip64-size-lie.asice"] = patch(z64, zc + 46 + len("test.txt") + 4, "<Q", 1 << 32)
+    # Deflate data that inflates to more than declared (a small zip bomb) and garbage deflate data.
+    bomb = simple(name="bomb.bin", data=bytes(60000), mt="application/octet-stream")
+    boff = central_of(bomb, "bomb.bin")
+    seeds["bad-bomb-undeclared.asice"] = patch(bomb, boff + 24, "<I", 1000)
+    body = lo + 30 + len("test.txt")
+    seeds["bad-deflate-garbage.asice"] = good[:body] + bytes([0xFF] * 4) + good[body + 4:]
+    return seeds
+
+
+def manifest_seeds():
+    seeds = {}
+    seeds["valid-basic.xml"] = manifest([("test.txt", "text/plain")])
+    seeds["valid-empty.xml"] = manifest([])
+    seeds["valid-asics.xml"] = manifest([("doc.pdf", "application/pdf")], root_type=ASICS)
+    seeds["bad-unprefixed-attributes.xml"] = manifest([("test.txt", "text/plain")], prefix=None)
+    seeds["valid-default-ns.xml"] = manifest([("test.txt", "text/plain")]).replace(b"<manifest:manifest", b"<manifest").replace(
+        b"</manifest:manifest>", b"</manifest>").replace(b"<manifest:file-entry", b"<file-entry").replace(
+        b"xmlns:manifest=", b"xmlns=\"%s\" xmlns:manifest=" % NS.encode())
+    seeds["valid-other-prefix.xml"] = manifest([("a b.txt", "text/plain")], prefix="m")
+    seeds["valid-many.xml"] = manifest([(f"dir{i % 3}/file{i}.bin", "application/octet-stream") for i in range(40)])
+    seeds["valid-dir-entry.xml"] = manifest([("folder/", ""), ("folder/x.txt", "text/plain")])
+    seeds["valid-unicode.xml"] = manifest([("öäüõ.txt", "text/plain"), ("&amp;&lt;&#x20AC;.txt", "text/plain")])
+    seeds["valid-comments-cdata.xml"] = (
+        f'<?xml version="1.0"?>\n<!-- c --><manifest:manifest xmlns:manifest="{NS}">'
+        f'<manifest:file-entry manifest:full-path="/" manifest:media-type="{ASICE}"><![CDATA[x]]></manifest:file-entry>'
+        f'<?pi data?><other xmlns="urn:x"/><manifest:file-entry manifest:full-path="t" manifest:media-type="a/b"/>'
+        f"</manifest:manifest>").encode()
+    seeds["valid-no-decl.xml"] = manifest([("t.txt", "text/plain")]).split(b"\n", 1)[1]
+    seeds["bad-no-root-entry.xml"] = manifest([("t.txt", "text/plain")], root_type=None)
+    seeds["bad-two-root-entries.xml"] = manifest([("/", ASICE)])
+    seeds["bad-duplicate.xml"] = manifest([("t.txt", "text/plain"), ("t.txt", "text/plain")])
+    seeds["bad-no-media-type.xml"] = manifest([("t.txt", "x")]).replace(b' manifest:media-type="x"', b"")
+    seeds["bad-no-full-path.xml"] = manifest([("t.txt", "x")]).replace(b' manifest:full-path="t.txt"', b"")
+    seeds["bad-empty-full-path.xml"] = manifest([("", "text/plain")])
+    seeds["bad-wrong-namespace.xml"] = manifest([("t.txt", "text/plain")]).replace(b"opendocument", b"opendokument")
+    seeds["bad-wrong-root.xml"] = f'<?xml version="1.0"?><x:files xmlns:x="{NS}"/>'.encode()
+    seeds["bad-empty.xml"] = b""
+    seeds["bad-not-xml.xml"] = b"PK\x03\x04 this is not xml"
+    seeds["bad-utf16.xml"] = manifest([("t.txt", "text/plain")]).decode().replace("UTF-8", "UTF-16").encode("utf-16")
+    seeds["valid-latin1-decl.xml"] = manifest([("t\xe4.txt", "text/plain")]).decode().replace("UTF-8", "ISO-8859-1").encode("latin-1")
+    seeds["bad-doctype.xml"] = b'<?xml version="1.0"?>\n<!DOCTYPE manifest>\n' + manifest([]).split(b"\n", 1)[1]
+    seeds["bad-xxe.xml"] = (b'<?xml version="1.0"?>\n<!DOCTYPE m [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n'
+                            + manifest([("&x;", "text/plain")]).split(b"\n", 1)[1])
+    seeds["bad-xxe-dtd.xml"] = (b'<?xml version="1.0"?>\n<!DOCTYPE m SYSTEM "xxe-sentinel-dtd.dtd">\n'
+                                + manifest([]).split(b"\n", 1)[1])
+    seeds["bad-entity-no-doctype.xml"] = manifest([("&undefined;", "text/plain")])
+    seeds["bad-unclosed.xml"] = manifest([("t.txt", "text/plain")]).replace(b"</manifest:manifest>", b"")
+    seeds["bad-deep-nesting.xml"] = (f'<manifest:manifest xmlns:manifest="{NS}">'.encode()
+                                     + b"<a>" * 300 + b"</a>" * 300 + b"</manifest:manifest>")
+    full = manifest([("test.txt", "text/plain"), ("other.bin", "application/octet-stream")])
+    for n in (1, 10, 45, 100, 160, 250, len(full) - 3):
+        seeds[f"truncated-{n}.xml"] = full[:n]
+    return seeds
+
+
+def write_seeds(directory, seeds):
+    os.makedirs(directory, exist_ok=True)
+    for name, data in sorted(seeds.items()):
+        assert len(data) <= LIMIT, f"{name} is {len(data)} bytes"
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(data)
+
+
+def main():
+    warnings.filterwarnings("ignore", "Duplicate name")  # bad-duplicate.asice is meant to have one
+    zips = zip_seeds()
+    manifests = manifest_seeds()
+    if os.path.isdir(CONFORMANCE):
+        for name in sorted(os.listdir(CONFORMANCE)):
+            path = os.path.join(CONFORMANCE, name)
+            if name.endswith((".asice", ".asics")) and os.path.getsize(path) <= LIMIT:
+                with open(path, "rb") as f:
+                    data = f.read()
+                zips["ddoc-" + name] = data
+                # The manifests inside the conformance containers are manifest seeds too.
+                try:
+                    with zipfile.ZipFile(io.BytesIO(data)) as z:
+                        if "META-INF/manifest.xml" in z.namelist():
+                            manifests["ddoc-" + os.path.splitext(name)[0] + ".xml"] = z.read("META-INF/manifest.xml")
+                except zipfile.BadZipFile:
+                    pass
+            elif name.startswith("xml-bomb-") and name.endswith(".xml"):
+                with open(path, "rb") as f:
+                    manifests[name] = f.read()
+    else:
+        print(f"note: {CONFORMANCE} not found; only generated seeds written", file=sys.stderr)
+    write_seeds(ZIP_DIR, zips)
+    write_seeds(MANIFEST_DIR, manifests)
+    print(f"{len(zips)} zip seeds in {ZIP_DIR}, {len(manifests)} manifest seeds in {MANIFEST_DIR}")
+
+
+if __name__ == "__main__":
+    main()
