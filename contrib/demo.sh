@@ -3,6 +3,7 @@
 # and check the result with independent tools (unzip, Python's zipfile).
 set -euo pipefail
 asicfs=$(realpath "${1:-.build/debug/asicfs}")
+signed=$(realpath "$(dirname "$0")/../Tests/Fixtures/libdigidocpp/tsl.asice")
 work=$(mktemp -d /tmp/asicfs-demo.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -47,6 +48,35 @@ first = z.infolist()[0]
 assert first.filename == "mimetype" and first.compress_type == zipfile.ZIP_STORED
 print("python zipfile:", z.namelist(), "-", "CRC OK" if z.testzip() is None else "CRC ERROR")
 PY
+
+step "Mount the container as a folder"
+mkdir mnt
+run asicfs mount doc.asice mnt
+trap 'fusermount3 -u -z "$work/mnt" 2>/dev/null; rm -rf "$work"' EXIT
+run ls -l mnt
+run cat mnt/contract.txt
+run cat mnt/.asicfs/container
+
+step "Copy a file in, rename one, read one out, through the mount"
+printf 'Signed minutes of the meeting.\n' > minutes.txt
+run cp minutes.txt mnt/
+run mkdir mnt/annexes
+run mv mnt/report.csv mnt/annexes/report.csv
+run head -n 2 mnt/annexes/report.csv
+run ls -lR mnt
+
+step "Unmount (waits until the container is saved) and look at the container on disk"
+run asicfs umount mnt
+run asicfs ls doc.asice
+
+step "A signed container is read-only in the mount"
+cp "$signed" signed.asice
+run asicfs mount signed.asice mnt
+run ls mnt mnt/.asicfs/signatures
+run cat "mnt/.asicfs/signatures/$(ls mnt/.asicfs/signatures | head -n 1)/signer"
+if cp minutes.txt mnt/ 2>&1; then echo "unexpected success"; exit 1; fi
+run cat mnt/.asicfs/status/last-error
+run asicfs umount mnt
 
 step "Refusals keep the container intact"
 cp doc.asice before.asice

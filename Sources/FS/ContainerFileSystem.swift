@@ -116,7 +116,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
         if snapshot.isSigned {
             let count = snapshot.signatureFiles.count
-            throw fail(EPERM, "cannot \(action): the container is signed (\(count) signature file\(count == 1 ? "" : "s")) and changing its data files would break the signatures; remove the signatures first, or copy the files into a new container")
+            throw fail(EPERM, "cannot \(action): the container is signed (\(count) signature file\(count == 1 ? "" : "s")) and changing its data files would break the signatures; copy the files into a new container to change them")
         }
     }
 
