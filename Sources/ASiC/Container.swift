@@ -45,6 +45,7 @@ public final class Container: @unchecked Sendable {
     /// Entries that are neither data, manifest nor signatures (other META-INF files, folders): kept on save.
     let otherEntries: [ZipEntry]
 
+    private let indexByName: [String: Int]
     private let cacheLock = NSLock()
     private var contentCache: [String: EntryContent] = [:]
 
@@ -65,6 +66,7 @@ public final class Container: @unchecked Sendable {
         self.manifestEntry = manifestEntry
         self.otherEntries = otherEntries
         self.fileSize = fileSize
+        indexByName = Dictionary(dataFiles.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// Opens and checks a container. Any broken rule is an error with a one-line reason.
@@ -211,7 +213,7 @@ public final class Container: @unchecked Sendable {
     // MARK: - Reading
 
     public func dataFile(named name: String) -> DataFile? {
-        dataFiles.first { $0.name == name }
+        indexByName[name].map { dataFiles[$0] }
     }
 
     /// Random access to a data file's bytes (cached: one seek index per entry and snapshot).
