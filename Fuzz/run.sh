@@ -39,15 +39,10 @@ timeout_per_input=${FUZZ_TIMEOUT:-30}
 # own, hiding the real one; libFuzzer and ASan print the (symbolized) stack instead.
 export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=no}
 
+# Working corpora and build logs. (fuzz-zip writes each input to an already unlinked file in
+# $ASICFS_FUZZ_TMPDIR, default /dev/shm, so it leaves nothing behind.)
 work=$(mktemp -d "${TMPDIR:-/tmp}/asicfs-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-# The zip target writes each input to a file; keep those in RAM and inside $work.
-if [[ -d /dev/shm && -w /dev/shm ]]; then
-    export ASICFS_FUZZ_TMPDIR=$(mktemp -d /dev/shm/asicfs-fuzz.XXXXXX)
-    trap 'rm -rf "$work" "$ASICFS_FUZZ_TMPDIR"' EXIT
-else
-    export ASICFS_FUZZ_TMPDIR=$work
-fi
 
 max_len() { case $1 in zip) echo 65536 ;; manifest) echo 16384 ;; esac; }
 

@@ -8,13 +8,23 @@ import ASiC
 import Foundation
 
 enum FuzzZip {
-    /// Inputs are written here and opened by path, as asicfs opens real containers. One file per
-    /// process (libFuzzer's -jobs/-fork run several): under $ASICFS_FUZZ_TMPDIR, else /dev/shm, else /tmp.
-    static let scratchPath: String = {
+    /// Inputs are written to one file per process (libFuzzer's -jobs/-fork run several), created
+    /// under $ASICFS_FUZZ_TMPDIR (else /dev/shm, else /tmp) and unlinked at once, so nothing is left
+    /// behind even when an input crashes. Container.open gets it by path, as asicfs opens real
+    /// containers: /proc/self/fd/N opens the same (unlinked) file anew.
+    static let scratchFD: Int32 = {
         var dir = ProcessInfo.processInfo.environment["ASICFS_FUZZ_TMPDIR"] ?? "/dev/shm"
         if access(dir, W_OK) != 0 { dir = "/tmp" }
-        return "\(dir)/asicfs-fuzz-zip-\(getpid()).asice"
+        let path = "\(dir)/asicfs-fuzz-zip-\(getpid()).asice"
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            printError("fuzz-zip: cannot create \(path): \(String(cString: strerror(errno)))\n")
+            abort() // not an input problem: stop instead of silently testing nothing
+        }
+        unlink(path)
+        return fd
     }()
+    static let scratchPath = "/proc/self/fd/\(scratchFD)"
 
     /// Data files larger than this are not kept in memory for the stream/random-access comparison.
     static let compareLimit: Int64 = 4 << 20
@@ -23,17 +33,14 @@ enum FuzzZip {
     /// a sanitizer report or a failed `check` below is a bug.
     /// `log`, when given, hears how far the input got (the replayer's -v).
     static func run(_ input: UnsafeRawBufferPointer, log: ((String) -> Void)? = nil) {
-        writeInput(input, to: scratchPath)
+        writeInput(input)
         let container: Container
         do {
             container = try Container.open(scratchPath)
         } catch {
-            unlink(scratchPath)
             log?("rejected: \(error)")
             return
         }
-        // The container keeps its descriptor open, so the name is not needed any more.
-        unlink(scratchPath)
         log?("opened \(container.kind.rawValue): \(container.dataFiles.count) data file(s), \(container.signatureFiles.count) signature(s)")
 
         var rng = SplitMix64(seed: fnv1a(input))
@@ -104,19 +111,17 @@ enum FuzzZip {
         }
     }
 
-    static func writeInput(_ input: UnsafeRawBufferPointer, to path: String) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            printError("fuzz-zip: cannot create \(path): \(String(cString: strerror(errno)))\n")
-            abort() // not an input problem: stop instead of silently testing nothing
+    static func writeInput(_ input: UnsafeRawBufferPointer) {
+        guard ftruncate(scratchFD, 0) == 0 else {
+            printError("fuzz-zip: cannot truncate the scratch file: \(String(cString: strerror(errno)))\n")
+            abort()
         }
-        defer { close(fd) }
         var done = 0
         while done < input.count {
-            let n = Foundation.write(fd, input.baseAddress! + done, input.count - done)
+            let n = pwrite(scratchFD, input.baseAddress! + done, input.count - done, off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
-                printError("fuzz-zip: cannot write \(path): \(String(cString: strerror(errno)))\n")
+                printError("fuzz-zip: cannot write the scratch file: \(String(cString: strerror(errno)))\n")
                 abort()
             }
             done += n

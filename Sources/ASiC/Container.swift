@@ -176,9 +176,10 @@ public final class Container: @unchecked Sendable {
         }
         let byOffset = entries.sorted { $0.localHeaderOffset < $1.localHeaderOffset }
         for (index, entry) in byOffset.enumerated() {
-            let end = entry.localHeaderOffset &+ 30 &+ UInt64(entry.rawName.count) &+ entry.compressedSize
+            let header = entry.localHeaderOffset.addingReportingOverflow(30 + UInt64(entry.rawName.count))
+            let end = header.partialValue.addingReportingOverflow(entry.compressedSize)
             let limit = index + 1 < byOffset.count ? byOffset[index + 1].localHeaderOffset : dataLimit
-            if end < entry.localHeaderOffset || end > limit {
+            if header.overflow || end.overflow || end.partialValue > limit {
                 throw ContainerError.corruptZip("the data of '\(entry.name)' overlaps the next entry or the directory")
             }
         }

@@ -37,6 +37,9 @@ struct EntryLocation: Sendable {
         guard method == entry.method else {
             throw ContainerError.corruptZip("the local and central compression methods of '\(entry.name)' differ")
         }
+        if method == ZipMethod.stored, entry.compressedSize != entry.uncompressedSize {
+            throw ContainerError.dataMismatch(entry.name, reason: "a stored entry's sizes disagree")
+        }
         let dataOffset = entry.localHeaderOffset + 30 + UInt64(nameLength) + UInt64(extraLength)
         guard dataOffset <= dataLimit, entry.compressedSize <= dataLimit - dataOffset else {
             throw ContainerError.corruptZip("the data of '\(entry.name)' runs past the central directory")

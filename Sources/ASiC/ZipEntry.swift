@@ -73,7 +73,7 @@ struct ZipDirectory {
             if try l.u32() == ZipSignature.zip64Locator {
                 _ = try l.u32()
                 let zip64EndOffset = try l.u64()
-                guard zip64EndOffset + 56 <= UInt64(eocdOffset - 20) else {
+                guard zip64EndOffset <= UInt64(eocdOffset - 20), UInt64(eocdOffset - 20) - zip64EndOffset >= 56 else {
                     throw ContainerError.corruptZip("the ZIP64 end record points outside the file")
                 }
                 let record = try file.read(count: 56, at: Int64(zip64EndOffset))
@@ -162,6 +162,11 @@ struct ZipDirectory {
             }
         }
         if disk != 0 && disk != 0xFFFF { throw ContainerError.unsupported("multi-volume (split) ZIP archives") }
+        // Sizes and offsets are file positions: anything past Int64 cannot be real.
+        let limit = UInt64(Int64.max)
+        guard compressed <= limit, uncompressed <= limit, offset <= limit else {
+            throw ContainerError.corruptZip("an entry declares a size or offset beyond any file")
+        }
         return ZipEntry(
             name: decodeName(rawName, flags: flags), rawName: rawName, method: method, flags: flags,
             crc32: crc, compressedSize: compressed, uncompressedSize: uncompressed, localHeaderOffset: offset,
