@@ -192,6 +192,13 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
+    /// The names directly inside a folder with their attributes (for READDIRPLUS).
+    public func listWithAttributes(_ path: String) throws -> [(String, NodeAttributes)] {
+        let names = try list(path)
+        let prefix = path.hasSuffix("/") ? path : path + "/"
+        return names.compactMap { name in (try? attributes(prefix + name)).map { (name, $0) } }
+    }
+
     // MARK: - Opening, reading, writing
 
     public struct OpenResult {

@@ -73,12 +73,23 @@ func fuseOperations() -> fuse_operations {
             return 0
         }
     }
-    ops.readdir = { rawPath, buffer, filler, _, _, _ in
+    ops.readdir = { rawPath, buffer, filler, _, _, flags in
         reply {
-            let names = try fileSystem().list(path(rawPath))
             _ = filler!(buffer, ".", nil, 0, fuse_fill_dir_flags(0))
             _ = filler!(buffer, "..", nil, 0, fuse_fill_dir_flags(0))
-            for name in names where filler!(buffer, name, nil, 0, fuse_fill_dir_flags(0)) != 0 { break }
+            // With READDIRPLUS the attributes travel with the names, so `ls -l` of a big folder
+            // costs one request instead of one lookup per file.
+            if flags.rawValue & FUSE_READDIR_PLUS.rawValue != 0 {
+                var st = stat()
+                for (name, attributes) in try fileSystem().listWithAttributes(path(rawPath)) {
+                    fill(&st, attributes)
+                    if filler!(buffer, name, &st, 0, FUSE_FILL_DIR_PLUS) != 0 { break }
+                }
+            } else {
+                for name in try fileSystem().list(path(rawPath)) where filler!(buffer, name, nil, 0, fuse_fill_dir_flags(0)) != 0 {
+                    break
+                }
+            }
             return 0
         }
     }
