@@ -23,7 +23,12 @@ enum AtomicSave {
             throw ContainerError.io(path: target, operation: "cannot save", errno: code)
         }
         do {
-            try body(temporary)
+            do {
+                try body(temporary)
+            } catch ContainerError.io(let path, let operation, let code) where path == temporaryPath {
+                // Name the container, not our temporary, in the message.
+                throw ContainerError.io(path: target, operation: operation == "cannot write" ? "cannot save" : operation, errno: code)
+            }
             let mode = exists ? original.st_mode & 0o7777 : 0o666 & ~currentUmask()
             // Only root can give the file back to another owner; elsewhere it is ours already.
             if exists, getuid() == 0 { _ = fchown(temporary.fd, original.st_uid, original.st_gid) }

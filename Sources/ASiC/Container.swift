@@ -215,6 +215,9 @@ public final class Container: @unchecked Sendable {
 
     // MARK: - Reading
 
+    /// The status of the file this snapshot was read from (to notice changes by other programs).
+    public func fileStatus() throws -> stat { try file.status() }
+
     public func dataFile(named name: String) -> DataFile? {
         indexByName[name].map { dataFiles[$0] }
     }

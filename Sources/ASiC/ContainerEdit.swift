@@ -5,10 +5,18 @@ import Foundation
 public struct NewDataFile: Sendable {
     public var name: String
     public var sourcePath: String
+    /// The bytes themselves, for small files held in memory (then `sourcePath` is only a label).
+    public var bytes: [UInt8]?
     public var mediaType: String
     public var modified: Date?
 
     /// `name` defaults to the source's base name, `mediaType` to a guess from the name.
+    /// A small data file whose bytes are in memory.
+    public init(bytes: [UInt8], name: String, mediaType: String? = nil, modified: Date? = nil) {
+        self.init(sourcePath: name, name: name, mediaType: mediaType, modified: modified)
+        self.bytes = bytes
+    }
+
     public init(sourcePath: String, name: String? = nil, mediaType: String? = nil, modified: Date? = nil) {
         let resolvedName = name ?? PathText.lastComponent(of: sourcePath)
         self.name = resolvedName
@@ -189,12 +197,17 @@ public struct ContainerEdit {
                 newItems.append(.new(file))
             }
         }
-        let previous = items
-        items = []
-        for item in newItems {
-            do { try checkNoFolderClash(item.name) } catch { items = previous; throw error }
-            items.append(item)
+        // A name cannot be both a file and a folder: check every parent of every name (n × depth).
+        for name in names {
+            var parent = PathText.parent(of: name)
+            while !parent.isEmpty {
+                if names.contains(parent) {
+                    throw ContainerError.refused("'\(parent)' is a file, so '\(name)' cannot be inside it")
+                }
+                parent = PathText.parent(of: parent)
+            }
         }
+        items = newItems
         // Appending keeps the existing files as they are, in order, with new ones after them.
         appendOnly = base.dataFiles.count <= newItems.count && zip(base.dataFiles, newItems).allSatisfy { file, item in
             if case .existing(let existing, let name, let modified) = item {
@@ -245,6 +258,7 @@ private struct ContainerWriter {
         edit.items.reduce(0) { sum, item in
             if case .new(let file) = item {
                 var st = stat()
+                if let bytes = file.bytes { return sum + Int64(bytes.count) }
                 return sum + (stat(file.sourcePath, &st) == 0 ? Int64(st.st_size) : 0)
             }
             return sum
@@ -324,6 +338,10 @@ private struct ContainerWriter {
     }
 
     private func writeNew(_ file: NewDataFile, _ writer: ZipWriter, doneBefore: Int64, total: Int64) throws -> ZipEntry {
+        if let bytes = file.bytes {
+            return try writer.write(name: file.name, bytes: bytes, compress: !MediaType.isAlreadyCompressed(file.name),
+                                    modified: file.modified ?? Date(), timestampExtra: true)
+        }
         let source = try PosixFile.openForReading(file.sourcePath)
         return try writer.write(
             name: file.name, from: source, compress: !MediaType.isAlreadyCompressed(file.name),
@@ -334,7 +352,8 @@ private struct ContainerWriter {
     }
 
     private func writeManifest(_ writer: ZipWriter) throws -> ZipEntry {
+        // The manifest is always deflated, as the reference implementation writes it.
         try writer.write(name: Manifest.path, bytes: manifest.serialized(), compress: true,
-                         modified: Date(), timestampExtra: false)
+                         modified: Date(), timestampExtra: false, storeWhenNotSmaller: false)
     }
 }

@@ -14,14 +14,19 @@ final class ZipWriter {
     }
 
     /// A small entry from memory. `timestampExtra` adds the exact mtime (never on `mimetype`).
-    func write(name: String, bytes: [UInt8], compress: Bool, modified: Date, timestampExtra: Bool) throws -> ZipEntry {
+    func write(name: String, bytes: [UInt8], compress: Bool, modified: Date, timestampExtra: Bool,
+               storeWhenNotSmaller: Bool = true) throws -> ZipEntry {
         var entry = newEntry(name: name, modified: modified, timestampExtra: timestampExtra)
         entry.crc32 = crc32Of(bytes)
         entry.uncompressedSize = UInt64(bytes.count)
         var data = bytes
         if compress {
-            data = try deflateAll(bytes)
-            entry.method = ZipMethod.deflated
+            let deflated = try deflateAll(bytes)
+            // Keep the bytes as they are when deflating does not make them smaller.
+            if deflated.count < bytes.count || !storeWhenNotSmaller {
+                data = deflated
+                entry.method = ZipMethod.deflated
+            }
         }
         entry.compressedSize = UInt64(data.count)
         let header = localHeader(for: entry, zip64: false)

@@ -30,6 +30,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private var order: [String] = []
     /// Folders made with mkdir that hold no file yet (a container cannot store empty folders).
     private var emptyFolders: Set<String> = []
+    /// Every folder implied by a data file name ("a/b/c" gives "a" and "a/b"); nil when stale.
+    private var impliedFolders: Set<String>?
     private var handles: [UInt64: Handle] = [:]
     private var nextHandle: UInt64 = 1
     private var spoolCounter = 0
@@ -78,6 +80,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private func resetView() {
         view = [:]
         order = snapshot.dataFiles.map(\.name)
+        impliedFolders = nil
         for file in snapshot.dataFiles { view[file.name] = .stored(file, modified: nil) }
     }
 
@@ -130,8 +133,23 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private func isFolder(_ name: String) -> Bool {
         if name.isEmpty { return true }
         if emptyFolders.contains(name) { return true }
-        let prefix = name + "/"
-        return order.contains { $0.hasPrefix(prefix) }
+        if impliedFolders == nil {
+            var folders = Set<String>()
+            for file in order { Self.addParents(of: file, to: &folders) }
+            impliedFolders = folders
+        }
+        return impliedFolders!.contains(name)
+    }
+
+    private static func addParents(of name: String, to folders: inout Set<String>) {
+        var parent = PathText.parent(of: name)
+        while !parent.isEmpty, folders.insert(parent).inserted { parent = PathText.parent(of: parent) }
+    }
+
+    /// The data-file list changed: appending keeps the folder cache, anything else drops it.
+    private func appendToOrder(_ name: String) {
+        order.append(name)
+        if impliedFolders != nil { Self.addParents(of: name, to: &impliedFolders!) }
     }
 
     private func attributes(of entry: Entry) -> NodeAttributes {
@@ -251,9 +269,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 return register(Handle(source: .spooled(spool), writable: true), keepCache: false, directIO: false)
             }
             try checkNewName(name)
-            let spool = try newSpool(size: 0)
+            let spool = newSpool()
             view[name] = .spooled(spool)
-            order.append(name)
+            appendToOrder(name)
             removeEmptyFolders(above: name)
             spool.opened += 1
             spool.writers += 1
@@ -284,13 +302,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
-    private func newSpool(size: Int64) throws -> Spool {
+    private func newSpool() -> Spool {
         spoolCounter += 1
-        do {
-            return try Spool(path: "\(spoolFolder)/\(spoolCounter)", size: size)
-        } catch {
-            throw fail(FileSystemError.from(error).code, "cannot start writing: \(error)")
-        }
+        return Spool(path: "\(spoolFolder)/\(spoolCounter)")
     }
 
     /// The spool holding `name`'s bytes, made from the container's copy if needed (the caller holds `lock`).
@@ -304,7 +318,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             }
             return spool
         case .stored(let file, let modified):
-            let spool = try newSpool(size: 0)
+            let spool = newSpool()
             if !truncate {
                 var offset: Int64 = 0
                 do {
@@ -406,6 +420,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             try checkWritable("remove '\(name)'")
             view[name] = nil
             order.removeAll { $0 == name }
+            impliedFolders = nil
             keepParentFolder(of: name)
             pendingChanges = true
         }
@@ -483,6 +498,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 order = order.map { $0.hasPrefix(prefix) ? to + "/" + $0.dropFirst(prefix.count) : $0 }
                 emptyFolders = Set(emptyFolders.map { $0 == from ? to : $0.hasPrefix(prefix) ? to + "/" + $0.dropFirst(prefix.count) : $0 })
             }
+            impliedFolders = nil
             keepParentFolder(of: from)
             removeEmptyFolders(above: to)
             pendingChanges = true
@@ -531,8 +547,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
                         if let old = snapshot.dataFile(named: name) { layout.append(PlannedDataFile(name: name, source: .existing(old))) }
                         continue
                     }
-                    layout.append(PlannedDataFile(
-                        name: name, source: .file(NewDataFile(sourcePath: spool.path, name: name, modified: spool.modified))))
+                    var source = spool.source
+                    source.name = name
+                    source.mediaType = MediaType.guess(forName: name)
+                    source.modified = spool.modified
+                    layout.append(PlannedDataFile(name: name, source: .file(source)))
                     captured.append(Captured(name: name, spool: spool, generation: spool.generation))
                 }
             }
@@ -542,6 +561,14 @@ public final class ContainerFileSystem: @unchecked Sendable {
         guard changed else { return }
         let saved: Container
         do {
+            // Another program replaced or changed the container: saving would silently undo that.
+            var now = stat()
+            let mine = try base.fileStatus()
+            guard stat(containerPath, &now) == 0, now.st_ino == mine.st_ino, now.st_dev == mine.st_dev,
+                  now.st_size == mine.st_size, now.st_mtim.tv_sec == mine.st_mtim.tv_sec,
+                  now.st_mtim.tv_nsec == mine.st_mtim.tv_nsec else {
+                throw FileSystemError(EIO, "\(containerPath) was changed by another program while mounted; not saving over that change")
+            }
             var edit = base.edit()
             try edit.setLayout(layout)
             saved = try edit.save()
@@ -577,16 +604,44 @@ public final class ContainerFileSystem: @unchecked Sendable {
     }
 
     /// Commits what is pending and removes the spool folder (unmount).
-    public func close() {
+    /// Saves what is pending. If that fails, the unsaved files are copied, under their own names,
+    /// into a folder beside the container (nothing is lost) and false is returned.
+    @discardableResult
+    public func close() -> Bool {
         do { try commit() } catch {
-            FileHandle.standardError.write(Data("asicfs: \(error); unsaved files stay in \(spoolFolder)\n".utf8))
-            return
+            let rescue = rescueUnsavedFiles()
+            FileHandle.standardError.write(Data("asicfs: \(error); the unsaved files are in \(rescue)\n".utf8))
+            recordError("\(error); the unsaved files are in \(rescue)")
+            return false
         }
         lock.withLock {
             handleLock.withLock { handles.removeAll() }
             for (name, entry) in view { if case .spooled = entry { view[name] = nil } }
         }
         try? FileManager.default.removeItem(atPath: spoolFolder)
+        return true
+    }
+
+    /// Copies every file that is not in the container yet into `<container>.asicfs-unsaved-<time>/`.
+    private func rescueUnsavedFiles() -> String {
+        let stamp = Int(Date().timeIntervalSince1970)
+        let folder = "\(containerPath).asicfs-unsaved-\(stamp)"
+        lock.withLock {
+            for name in order {
+                guard case .spooled(let spool) = view[name] else { continue }
+                let target = folder + "/" + name
+                try? FileManager.default.createDirectory(atPath: PathText.folder(of: target), withIntermediateDirectories: true)
+                guard let output = try? PosixFile.createExclusive(target, mode: 0o600) else { continue }
+                var buffer = [UInt8](repeating: 0, count: 1 << 20)
+                var offset: Int64 = 0
+                while let n = try? buffer.withUnsafeMutableBytes({ try spool.read(into: $0, at: offset) }), n > 0 {
+                    try? buffer.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<n]), at: offset) }
+                    offset += Int64(n)
+                }
+            }
+        }
+        try? FileManager.default.removeItem(atPath: spoolFolder)
+        return folder
     }
 
     // MARK: - Filesystem

@@ -48,7 +48,9 @@ public enum Mounter {
 
         var options = ["fsname=\(escapeOption(request.container))", "subtype=asicfs", "auto_unmount"]
         if request.readOnly { options.append("ro") }
-        if request.allowOther { options.append("allow_other") }
+        // Other users may then look, but the kernel checks the modes we report (0644, ours), so
+        // they cannot change the container.
+        if request.allowOther { options += ["allow_other", "default_permissions"] }
         options += request.fuseOptions
         var arguments = ["asicfs"] + (request.debug ? ["-d"] : []) + ["-o", options.joined(separator: ",")]
         let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: arguments.count + 1)
@@ -90,9 +92,9 @@ public enum Mounter {
         fuse_remove_signal_handlers(session)
         fileSystem.invalidate = nil
         fuse_unmount(fuse)
-        fileSystem.close()
+        let saved = fileSystem.close()
         // The loop returns the signal number when a signal ended it; that is a clean stop.
-        return loopResult < 0 ? 1 : 0
+        return loopResult < 0 || !saved ? 1 : 0
     }
 
     /// Commas separate mount options, so a comma in a path must be escaped for fsname.

@@ -1,35 +1,62 @@
 import ASiC
 import Foundation
 
-/// A data file being written through the mount. Its bytes live in a private file on the
-/// container's own filesystem (so a full disk shows up as ENOSPC on `write`, and nothing big
-/// is ever held in memory) until a commit moves them into the container.
+/// A data file being written through the mount. Small files (up to `memoryLimit`) stay in
+/// memory, which spares the filesystem an inode per file when many small files are copied in;
+/// larger ones live in a private file on the container's own filesystem (so a full disk shows
+/// up as ENOSPC on `write`, and nothing big is ever held in memory) until a commit moves the
+/// bytes into the container.
 final class Spool: @unchecked Sendable {
+    static let memoryLimit = 64 << 10
+
     let path: String
-    let file: PosixFile
-    private(set) var size: Int64
+    private var memory: [UInt8]? = []
+    private var file: PosixFile?
+    private(set) var size: Int64 = 0
     var modified: Date
     /// Open handles that may write (a spool with writers is never committed half-written).
     var writers = 0
-    /// Open handles of any kind; the spool file is deleted when this drops to 0 and it is not in the view.
+    /// Open handles of any kind.
     var opened = 0
     /// Bumped by every change, so a commit can tell whether it saved the latest bytes.
     var generation: UInt64 = 0
     /// A write failed (disk full, I/O error): the bytes are incomplete and must not be committed.
     var failed: Error?
 
-    init(path: String, size: Int64 = 0, modified: Date = Date()) throws {
+    init(path: String, modified: Date = Date()) {
         self.path = path
-        file = try PosixFile.createExclusive(path)
-        self.size = size
         self.modified = modified
     }
 
-    deinit { unlink(path) }
+    deinit { if file != nil { unlink(path) } }
+
+    /// Where a commit takes the bytes from.
+    var source: NewDataFile {
+        if let memory { return NewDataFile(bytes: memory, name: path) }
+        return NewDataFile(sourcePath: path)
+    }
+
+    /// Moves the bytes from memory into the spool file.
+    private func spill() throws {
+        guard let memory else { return }
+        let created = try PosixFile.createExclusive(path)
+        try memory.withUnsafeBytes { try created.write($0, at: 0) }
+        file = created
+        self.memory = nil
+    }
 
     func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws {
         do {
-            try file.write(buffer, at: offset)
+            let end = offset + Int64(buffer.count)
+            if memory != nil, end > Int64(Self.memoryLimit) { try spill() }
+            if memory != nil {
+                if memory!.count < Int(end) { memory!.append(contentsOf: repeatElement(0, count: Int(end) - memory!.count)) }
+                memory!.withUnsafeMutableBytes { target in
+                    UnsafeMutableRawBufferPointer(rebasing: target[Int(offset)..<Int(end)]).copyMemory(from: buffer)
+                }
+            } else {
+                try file!.write(buffer, at: offset)
+            }
         } catch {
             failed = error
             throw error
@@ -40,7 +67,14 @@ final class Spool: @unchecked Sendable {
     }
 
     func truncate(to length: Int64) throws {
-        try file.truncate(to: length)
+        if memory != nil, length > Int64(Self.memoryLimit) { try spill() }
+        if memory != nil {
+            if memory!.count > Int(length) { memory!.removeSubrange(Int(length)...) } else {
+                memory!.append(contentsOf: repeatElement(0, count: Int(length) - memory!.count))
+            }
+        } else {
+            try file!.truncate(to: length)
+        }
         size = length
         modified = Date()
         generation += 1
@@ -49,7 +83,11 @@ final class Spool: @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         let count = Int(max(0, min(Int64(buffer.count), size - offset)))
         if count == 0 { return 0 }
-        let n = pread(file.fd, buffer.baseAddress, count, off_t(offset))
+        if let memory {
+            memory.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
+            return count
+        }
+        let n = pread(file!.fd, buffer.baseAddress, count, off_t(offset))
         if n < 0 { throw ContainerError.io(path: path, operation: "cannot read", errno: errno) }
         return n
     }

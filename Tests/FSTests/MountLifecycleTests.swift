@@ -101,4 +101,21 @@ final class MountLifecycleTests: XCTestCase {
         try fixture.unmount()
         XCTAssertEqual(try readFile(fixture.container), before)
     }
+
+    func testAChangeByAnotherProgramIsNeverOverwrittenAndUnsavedFilesAreRescued() throws {
+        let fixture = try MountFixture(self)
+        try fixture.mount(["create"])
+        // A commit happens only after a quiet moment: change the container underneath first.
+        try writeFile(Array("outside".utf8), fixture.folder + "/outside.txt")
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["add", fixture.container, fixture.folder + "/outside.txt"]).status, 0)
+        // (No fsync here: an fsync would try to save at once, and fail with EIO for the same reason.)
+        XCTAssertEqual(try Shell.sh("printf inside > '\(fixture.path("inside.txt"))'").status, 0)
+        XCTAssertEqual(try Shell.run("fusermount3", ["-u", fixture.mountpoint]).status, 0)
+        XCTAssertEqual(fixture.signal(0), 1, "the daemon reports that it could not save")
+        // The other program's change is kept, and the file written in the mount is not lost.
+        XCTAssertEqual(Set(try containerContents(fixture.container).keys), ["outside.txt"])
+        let rescued = try FileManager.default.contentsOfDirectory(atPath: fixture.folder).filter { $0.contains(".asicfs-unsaved-") }
+        XCTAssertEqual(rescued.count, 1)
+        XCTAssertEqual(try readFile(fixture.folder + "/" + rescued[0] + "/inside.txt"), Array("inside".utf8))
+    }
 }
