@@ -10,9 +10,7 @@ import Foundation
 /// so it inflates at most one checkpoint spacing of data. Windows are kept zlib-compressed and
 /// the spacing grows with the entry so the index stays small (about 2,048 checkpoints, and never
 /// more than `windowBudget` bytes of windows: past that every other checkpoint is dropped).
-/// A few live decoders ("cursors") are kept so sequential reads just continue, and once reads
-/// are seen to be sequential the next couple of MiB are inflated ahead on a background queue,
-/// so that inflating overlaps with the reader using the previous piece (two cores, twice the work).
+/// A few live decoders ("cursors") are kept so sequential reads just continue.
 final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     let file: PosixFile
     let location: EntryLocation
@@ -46,14 +44,6 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     }
 
     private let lock = NSLock()
-    /// Bytes inflated ahead of a sequential reader, starting at `prefetchStart`.
-    private var prefetched: [UInt8] = []
-    private var prefetchStart: Int64 = -1
-    private var prefetching = false
-    private var lastReadEnd: Int64 = -1
-    private var sequentialReads = 0
-    private static let prefetchSize = 2 << 20
-    private static let prefetchQueue = DispatchQueue(label: "asicfs.inflate-ahead", attributes: .concurrent)
     private var checkpoints: [Checkpoint]
     private var indexedThrough: Int64 = 0
     private var cursors: [Cursor] = []
@@ -89,15 +79,6 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         let count = Int(max(0, min(Int64(buffer.count), size - offset)))
         if count == 0 { return 0 }
         lock.lock(); defer { lock.unlock() }
-        sequentialReads = offset == lastReadEnd ? sequentialReads + 1 : 0
-        lastReadEnd = offset + Int64(count)
-        let prefetchEnd = prefetchStart + Int64(prefetched.count)
-        if prefetchStart >= 0, offset >= prefetchStart, offset + Int64(count) <= prefetchEnd {
-            let from = Int(offset - prefetchStart)
-            prefetched.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<from + count])) }
-            if offset + Int64(count) > prefetchStart + Int64(prefetched.count / 2) { startPrefetch(at: prefetchEnd) }
-            return count
-        }
         let cursor = try cursorFor(offset)
         do {
             if cursor.output < offset { try decode(cursor, count: Int(offset - cursor.output), into: nil) }
@@ -106,29 +87,7 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
             cursors.removeAll { $0 === cursor }
             throw error
         }
-        if sequentialReads >= 2 { startPrefetch(at: offset + Int64(count)) }
         return count
-    }
-
-    /// Inflates the next piece after `start` on the background queue (the caller holds `lock`).
-    private func startPrefetch(at start: Int64) {
-        guard !prefetching, start < size, !(prefetchStart == start && !prefetched.isEmpty) else { return }
-        prefetching = true
-        Self.prefetchQueue.async { [self] in
-            lock.lock(); defer { lock.unlock() }
-            prefetching = false
-            guard let cursor = try? cursorFor(start), cursor.output == start else { return }
-            let count = Int(min(Int64(Self.prefetchSize), size - start))
-            var bytes = [UInt8](repeating: 0, count: count)
-            do {
-                try bytes.withUnsafeMutableBytes { try decode(cursor, count: count, into: $0.baseAddress!) }
-            } catch {
-                cursors.removeAll { $0 === cursor }
-                return // the reader meets the same error itself and reports it
-            }
-            prefetched = bytes
-            prefetchStart = start
-        }
     }
 
     /// The live cursor or checkpoint closest before `offset`.
