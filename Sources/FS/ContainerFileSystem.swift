@@ -610,8 +610,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
     public func close() -> Bool {
         do { try commit() } catch {
             let rescue = rescueUnsavedFiles()
-            FileHandle.standardError.write(Data("asicfs: \(error); the unsaved files are in \(rescue)\n".utf8))
-            recordError("\(error); the unsaved files are in \(rescue)")
+            FileHandle.standardError.write(Data("asicfs: \(error); \(rescue)\n".utf8))
             return false
         }
         lock.withLock {
@@ -622,26 +621,38 @@ public final class ContainerFileSystem: @unchecked Sendable {
         return true
     }
 
-    /// Copies every file that is not in the container yet into `<container>.asicfs-unsaved-<time>/`.
+    /// Moves every file that is not in the container yet into `<container>.asicfs-unsaved-<time>/`:
+    /// spool files are renamed there (no space needed), small in-memory ones are written.
+    /// Returns a sentence saying where they are and what, if anything, could not be kept.
     private func rescueUnsavedFiles() -> String {
-        let stamp = Int(Date().timeIntervalSince1970)
-        let folder = "\(containerPath).asicfs-unsaved-\(stamp)"
+        let folder = "\(containerPath).asicfs-unsaved-\(Int(Date().timeIntervalSince1970))"
+        var lost: [String] = []
         lock.withLock {
             for name in order {
                 guard case .spooled(let spool) = view[name] else { continue }
                 let target = folder + "/" + name
                 try? FileManager.default.createDirectory(atPath: PathText.folder(of: target), withIntermediateDirectories: true)
-                guard let output = try? PosixFile.createExclusive(target, mode: 0o600) else { continue }
-                var buffer = [UInt8](repeating: 0, count: 1 << 20)
-                var offset: Int64 = 0
-                while let n = try? buffer.withUnsafeMutableBytes({ try spool.read(into: $0, at: offset) }), n > 0 {
-                    try? buffer.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<n]), at: offset) }
-                    offset += Int64(n)
+                if spool.isOnDisk {
+                    if Glibc.rename(spool.path, target) != 0 { lost.append(name) }
+                    continue
+                }
+                do {
+                    let output = try PosixFile.createExclusive(target, mode: 0o600)
+                    var bytes = [UInt8](repeating: 0, count: Int(spool.size))
+                    let count = try bytes.withUnsafeMutableBytes { try spool.read(into: $0, at: 0) }
+                    try bytes.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: 0) }
+                    try output.sync()
+                } catch {
+                    unlink(target)
+                    lost.append(name)
                 }
             }
         }
-        try? FileManager.default.removeItem(atPath: spoolFolder)
-        return folder
+        if lost.isEmpty {
+            try? FileManager.default.removeItem(atPath: spoolFolder)
+            return "the unsaved files are in \(folder)"
+        }
+        return "the unsaved files are in \(folder), except \(lost.joined(separator: ", ")), which could not be written there"
     }
 
     // MARK: - Filesystem

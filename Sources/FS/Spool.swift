@@ -30,6 +30,9 @@ final class Spool: @unchecked Sendable {
 
     deinit { if file != nil { unlink(path) } }
 
+    /// True when the bytes are in the spool file (at `path`), not in memory.
+    var isOnDisk: Bool { file != nil }
+
     /// Where a commit takes the bytes from.
     var source: NewDataFile {
         if let memory { return NewDataFile(bytes: memory, name: path) }
