@@ -643,7 +643,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                     try bytes.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: 0) }
                     try output.sync()
                 } catch {
-                    unlink(target)
+                    Glibc.unlink(target)
                     lost.append(name)
                 }
             }
