@@ -37,8 +37,9 @@ let package = Package(
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),
 
         // Fuzz entry points: a corpus replayer by default, libFuzzer targets with -DFUZZING.
-        .executableTarget(name: "fuzz-zip", dependencies: ["ASiC"], path: "Fuzz/fuzz-zip"),
-        .executableTarget(name: "fuzz-manifest", dependencies: ["ASiC"], path: "Fuzz/fuzz-manifest"),
+        .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
+        .executableTarget(name: "fuzz-zip", dependencies: ["ASiC", "FuzzSupport"], path: "Fuzz/fuzz-zip"),
+        .executableTarget(name: "fuzz-manifest", dependencies: ["ASiC", "FuzzSupport"], path: "Fuzz/fuzz-manifest"),
         // Benchmark harness (run by `make bench`, not by CI).
         .executableTarget(name: "asicfs-bench", dependencies: ["ASiC"], path: "Benchmarks/asicfs-bench"),
 

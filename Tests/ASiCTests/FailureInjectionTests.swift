@@ -99,4 +99,31 @@ final class FailureInjectionTests: XCTestCase {
         }
         XCTAssertEqual(try TestSupport.read(path), before)
     }
+
+    /// On a filesystem with reflinks (XFS here), adding a file clones the container's blocks
+    /// instead of copying them: the new container shares its extents with the old one.
+    func testAddingOnAReflinkFilesystemSharesTheExistingBlocks() throws {
+        let image = folder + "/xfs.img"
+        let mountpoint = folder + "/xfs"
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        XCTAssertEqual(try TestSupport.run("truncate", ["-s", "400M", image]).status, 0)
+        let mkfs = try TestSupport.run("mkfs.xfs", ["-q", "-m", "reflink=1", image])
+        XCTAssertEqual(mkfs.status, 0, "mkfs.xfs (xfsprogs): \(mkfs.stderr)")
+        let mounted = try TestSupport.run("mount", ["-o", "loop", image, mountpoint])
+        XCTAssertEqual(mounted.status, 0, "loop mounts need root: \(mounted.stderr)")
+        addTeardownBlock { _ = try? TestSupport.run("umount", ["-l", mountpoint]) }
+
+        let path = mountpoint + "/big.asice"
+        try TestSupport.write(incompressible(16 << 20), to: folder + "/big.bin")
+        try TestSupport.write(Array("small".utf8), to: folder + "/small.txt")
+        let old = try Container.create(at: path, files: [NewDataFile(sourcePath: folder + "/big.bin")])
+        var edit = old.edit()
+        try edit.add(NewDataFile(sourcePath: folder + "/small.txt"))
+        let new = try edit.save()
+        XCTAssertEqual(new.dataFiles.map(\.name), ["big.bin", "small.txt"])
+        // `old` still holds the previous inode open, so shared extents are visible now.
+        let extents = try TestSupport.run("filefrag", ["-v", path])
+        XCTAssertTrue(extents.stdout.contains("shared"), extents.stdout)
+        XCTAssertEqual(old.dataFiles.count, 1)
+    }
 }
