@@ -217,10 +217,23 @@ public struct ContainerEdit {
         }
     }
 
-    /// Writes the changed container atomically and returns the new snapshot.
+    /// False while the planned data files are exactly the container's own, unchanged.
+    public var hasChanges: Bool {
+        guard let base else { return true }
+        return items.count != base.dataFiles.count || !zip(items, base.dataFiles).allSatisfy { item, file in
+            if case .existing(let existing, let name, let modified) = item {
+                return existing == file && name == file.name && modified == nil
+            }
+            return false
+        }
+    }
+
+    /// Writes the changed container atomically and returns the new snapshot (the same one, without
+    /// touching the file, when nothing changed).
     @discardableResult
     public func save(progress: SaveProgress? = nil) throws -> Container {
         guard let base else { throw ContainerError.refused("nothing to save") }
+        if !hasChanges { return base }
         if appendOnly, items.contains(where: { if case .new = $0 { return true } else { return false } }) {
             try ContainerWriter(edit: self, progress: progress).append(to: base)
         } else {

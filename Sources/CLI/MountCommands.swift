@@ -56,6 +56,8 @@ let umountCommand = Command(
         let mountpoint = String(cString: resolved)
         free(resolved)
         let daemon = MountRegistry.daemon(for: mountpoint)
+        let failureFile = MountRegistry.failureFile(for: mountpoint)
+        unlink(failureFile)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["fusermount3", "-u", mountpoint]
@@ -69,5 +71,15 @@ let umountCommand = Command(
             let deadline = Date().addingTimeInterval(600)
             while MountRegistry.isRunning(daemon) && Date() < deadline { usleep(20_000) }
         }
+        if let failure = try? String(contentsOfFile: failureFile, encoding: .utf8) {
+            unlink(failureFile)
+            throw MountFailure(failure)
+        }
         return 0
     })
+
+/// The daemon could not save at unmount; the message says where the files went.
+struct MountFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -604,21 +604,21 @@ public final class ContainerFileSystem: @unchecked Sendable {
     }
 
     /// Commits what is pending and removes the spool folder (unmount).
-    /// Saves what is pending. If that fails, the unsaved files are copied, under their own names,
-    /// into a folder beside the container (nothing is lost) and false is returned.
+    /// Saves what is pending. If that fails, the unsaved files are moved, under their own names,
+    /// into a folder beside the container (nothing is lost) and the reason is returned.
     @discardableResult
-    public func close() -> Bool {
+    public func close() -> String? {
         do { try commit() } catch {
-            let rescue = rescueUnsavedFiles()
-            FileHandle.standardError.write(Data("asicfs: \(error); \(rescue)\n".utf8))
-            return false
+            let message = "\(error); \(rescueUnsavedFiles())"
+            FileHandle.standardError.write(Data("asicfs: \(message)\n".utf8))
+            return message
         }
         lock.withLock {
             handleLock.withLock { handles.removeAll() }
             for (name, entry) in view { if case .spooled = entry { view[name] = nil } }
         }
         try? FileManager.default.removeItem(atPath: spoolFolder)
-        return true
+        return nil
     }
 
     /// Moves every file that is not in the container yet into `<container>.asicfs-unsaved-<time>/`:
@@ -629,7 +629,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
         var lost: [String] = []
         lock.withLock {
             for name in order {
-                guard case .spooled(let spool) = view[name] else { continue }
+                // A spool whose write failed holds partial bytes; the writer was told already.
+                guard case .spooled(let spool) = view[name], spool.failed == nil else { continue }
                 let target = folder + "/" + name
                 try? FileManager.default.createDirectory(atPath: PathText.folder(of: target), withIntermediateDirectories: true)
                 if spool.isOnDisk {

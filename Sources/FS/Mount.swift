@@ -92,9 +92,11 @@ public enum Mounter {
         fuse_remove_signal_handlers(session)
         fileSystem.invalidate = nil
         fuse_unmount(fuse)
-        let saved = fileSystem.close()
+        let failure = fileSystem.close()
+        // `asicfs umount` waits for us and then reports this (our stderr may be /dev/null).
+        if let failure { try? failure.write(toFile: MountRegistry.failureFile(for: request.mountpoint), atomically: true, encoding: .utf8) }
         // The loop returns the signal number when a signal ended it; that is a clean stop.
-        return loopResult < 0 || !saved ? 1 : 0
+        return loopResult < 0 || failure != nil ? 1 : 0
     }
 
     /// Commas separate mount options, so a comma in a path must be escaped for fsname.
@@ -146,6 +148,11 @@ public enum MountRegistry {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in mountpoint.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return "\(folder)/\(String(hash, radix: 16)).pid"
+    }
+
+    /// Where a daemon leaves the reason its final save failed, for `asicfs umount` to report.
+    public static func failureFile(for mountpoint: String) -> String {
+        pidFile(for: mountpoint).replacingOccurrences(of: ".pid", with: ".failed")
     }
 
     static func record(pid: Int32, at file: String) {

@@ -110,7 +110,10 @@ final class MountLifecycleTests: XCTestCase {
         XCTAssertEqual(try Shell.run(MountFixture.binary, ["add", fixture.container, fixture.folder + "/outside.txt"]).status, 0)
         // (No fsync here: an fsync would try to save at once, and fail with EIO for the same reason.)
         XCTAssertEqual(try Shell.sh("printf inside > '\(fixture.path("inside.txt"))'").status, 0)
-        XCTAssertEqual(try Shell.run("fusermount3", ["-u", fixture.mountpoint]).status, 0)
+        let umount = try Shell.run(MountFixture.binary, ["umount", fixture.mountpoint])
+        XCTAssertEqual(umount.status, 1, "umount reports that the daemon could not save")
+        XCTAssertTrue(umount.stderr.contains("changed by another program") && umount.stderr.contains("unsaved files are in"),
+                      umount.stderr)
         XCTAssertEqual(fixture.signal(0), 1, "the daemon reports that it could not save")
         // The other program's change is kept, and the file written in the mount is not lost.
         XCTAssertEqual(Set(try containerContents(fixture.container).keys), ["outside.txt"])
