@@ -653,7 +653,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: spoolFolder)
             return "the unsaved files are in \(folder)"
         }
+        // Keep whatever is still in the spool folder: renamed, so no later mount cleans it away.
+        let kept = "\(folder)-spool"
+        let spoolKept = Glibc.rename(spoolFolder, kept) == 0
         return "the unsaved files are in \(folder), except \(lost.joined(separator: ", ")), which could not be written there"
+            + (spoolKept ? " (the raw spool files, for files over 64 KiB, are in \(kept))" : "")
     }
 
     // MARK: - Filesystem
