@@ -45,7 +45,11 @@ let package = Package(
 
         // Test data shared by the test targets lives in Tests/Fixtures (see its READMEs).
         .testTarget(name: "ASiCTests", dependencies: ["ASiC"]),
-        .testTarget(name: "FSTests"),
+        // Helpers shared by the test targets (running real programs).
+        .target(name: "TestTools", path: "Tests/TestTools"),
+        .testTarget(name: "FSTests", dependencies: ["TestTools"]),
+        // The test PKI and its OCSP/TSA services (contrib/testpki), used by the signing tests.
+        .testTarget(name: "ServicesTests", dependencies: ["TestTools"]),
         .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration"], exclude: ["Fixtures"]),
     ]
 )

@@ -8,7 +8,7 @@ packages=(
   # build: the C libraries behind the shim modules
   pkg-config libfuse3-dev fuse3 libssl-dev libxml2-dev libcurl4-openssl-dev zlib1g-dev libpcsclite-dev
   # tests and demo: peer ZIP tools, mount helpers, Python's zipfile
-  unzip zip python3 util-linux mount time rsync vim fuse3 e2fsprogs xfsprogs
+  unzip zip python3 util-linux mount time rsync vim fuse3 e2fsprogs xfsprogs openssl curl
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 

@@ -1,3 +1,4 @@
+import TestTools
 import XCTest
 
 /// The `.asicfs` control folder.

@@ -1,4 +1,5 @@
 import Foundation
+import TestTools
 import XCTest
 
 /// A real mount of a container by the built `asicfs` binary, in the foreground as a child
@@ -94,61 +95,6 @@ final class MountFixture {
 struct MountError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Runs programs (real shell tools against the mount) and waits for them with waitpid.
-/// (Foundation's Process can miss the exit of a child that forks a daemon, so it is not used here.)
-enum Shell {
-    struct Output {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
-
-    /// Starts a program with stdin from /dev/null and stdout/stderr into the given files.
-    static func spawn(_ program: String, _ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
-        let executable = program.hasPrefix("/") ? program : "/usr/bin/env"
-        let argv = (program.hasPrefix("/") ? [program] : ["env", program]) + arguments
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, nil, cArguments, environ)
-        guard rc == 0 else { throw MountError("cannot start \(program): \(String(cString: strerror(rc)))") }
-        return pid
-    }
-
-    /// Waits for a child and returns its exit status (128 + signal when killed).
-    static func wait(_ pid: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        if status & 0x7f == 0 { return (status >> 8) & 0xff }
-        return 128 + (status & 0x7f)
-    }
-
-    @discardableResult
-    static func run(_ program: String, _ arguments: [String]) throws -> Output {
-        let base = NSTemporaryDirectory() + "asicfs-shell-\(getpid())-\(UUID().uuidString.prefix(8))"
-        defer { unlink(base + ".out"); unlink(base + ".err") }
-        let pid = try spawn(program, arguments, stdout: base + ".out", stderr: base + ".err")
-        let status = wait(pid)
-        let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
-        let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
-        return Output(status: status, stdout: out, stderr: err)
-    }
-
-    /// `sh -c script`, for pipelines of real tools.
-    @discardableResult
-    static func sh(_ script: String) throws -> Output { try run("/bin/sh", ["-c", script]) }
-
-    static func python(_ code: String, _ args: [String] = []) throws -> Output {
-        try run("/usr/bin/python3", ["-c", code] + args)
-    }
 }
 
 /// Deterministic text-like bytes (compress about 3:1).

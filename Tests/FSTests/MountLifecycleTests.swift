@@ -1,3 +1,4 @@
+import TestTools
 import XCTest
 
 /// Mounting, unmounting, signals, a killed daemon, and failures during a copy-in.

@@ -1,3 +1,4 @@
+import TestTools
 import XCTest
 
 /// Reading a container through a real mount with shell tools and Foundation.

@@ -1,3 +1,4 @@
+import TestTools
 import XCTest
 
 /// Changing an unsigned container through a real mount, and the refusals on a signed one.
