@@ -52,7 +52,7 @@ PY
 step "Mount the container as a folder"
 mkdir mnt
 run asicfs mount doc.asice mnt
-trap 'fusermount3 -u -z "$work/mnt" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'fusermount3 -u -z "$work/mnt" 2>/dev/null || true; rm -rf "$work"' EXIT
 run ls -l mnt
 run cat mnt/contract.txt
 run cat mnt/.asicfs/container
