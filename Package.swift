@@ -44,7 +44,7 @@ let package = Package(
         .executableTarget(name: "asicfs-bench", dependencies: ["ASiC"], path: "Benchmarks/asicfs-bench"),
 
         // Test data shared by the test targets lives in Tests/Fixtures (see its READMEs).
-        .testTarget(name: "ASiCTests", dependencies: ["ASiC"]),
+        .testTarget(name: "ASiCTests", dependencies: ["ASiC", "TestTools"]),
         // Helpers shared by the test targets (running real programs).
         .target(name: "TestTools", path: "Tests/TestTools"),
         .testTarget(name: "FSTests", dependencies: ["TestTools"]),

@@ -125,10 +125,10 @@ public final class Container: @unchecked Sendable {
             }
             let zipNames = Set(dataEntries.map(\.name))
             for file in manifest.files where !file.fullPath.hasPrefix(EntryName.metaInfPrefix) {
+                // Every ZIP name passed checkEntries, so a listed path found in the ZIP is safe too.
                 guard zipNames.contains(file.fullPath) else {
                     throw ContainerError.notASiC("the manifest lists '\(file.fullPath)', which is not in the ZIP")
                 }
-                try EntryName.validate(file.fullPath)
                 mediaTypes[file.fullPath] = file.mediaType
             }
             for entry in dataEntries where mediaTypes[entry.name] == nil {
@@ -230,7 +230,7 @@ public final class Container: @unchecked Sendable {
         let location = try EntryLocation.resolve(dataFile.entry, in: file, dataLimit: directory.centralDirectoryOffset)
         let content: EntryContent = dataFile.entry.isDeflated
             ? DeflatedEntryContent(file: file, location: location)
-            : try StoredEntryContent(file: file, location: location)
+            : StoredEntryContent(file: file, location: location)
         contentCache[name] = content
         return content
     }

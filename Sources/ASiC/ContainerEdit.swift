@@ -69,11 +69,21 @@ public struct ContainerEdit {
             case .new(let file): return file.mediaType
             }
         }
+        /// True when this item is `file` of the base container, untouched (same name, same time).
+        func keeps(_ file: DataFile) -> Bool {
+            if case .existing(let existing, let name, let modified) = self {
+                return existing == file && name == file.name && modified == nil
+            }
+            return false
+        }
+        var isNew: Bool {
+            if case .new = self { return true }
+            return false
+        }
     }
 
     let base: Container?
     private(set) var items: [Item]
-    private var appendOnly = true
 
     /// zlib level for new data files; nil picks per file (see `automaticLevel`).
     public var compressionLevel: Int32? = nil
@@ -122,7 +132,6 @@ public struct ContainerEdit {
         if let index = items.firstIndex(where: { $0.name == file.name }) {
             guard replacing else { throw ContainerError.refused("a data file named '\(file.name)' already exists") }
             items.remove(at: index)
-            appendOnly = false
         }
         try checkNoFolderClash(file.name)
         var file = file
@@ -136,7 +145,6 @@ public struct ContainerEdit {
         try checkEditable()
         guard let index = items.firstIndex(where: { $0.name == name }) else { throw ContainerError.noSuchFile(name) }
         items.remove(at: index)
-        appendOnly = false
     }
 
     public mutating func rename(_ name: String, to newName: String) throws {
@@ -153,7 +161,6 @@ public struct ContainerEdit {
         case .existing(let file, _, let modified): items.insert(.existing(file, name: newName, modified: modified), at: index)
         case .new(var file): file.name = newName; items.insert(.new(file), at: index)
         }
-        appendOnly = false
     }
 
     /// A name cannot be both a file and a folder (`a` and `a/b`): the mount could not show both.
@@ -208,24 +215,19 @@ public struct ContainerEdit {
             }
         }
         items = newItems
-        // Appending keeps the existing files as they are, in order, with new ones after them.
-        appendOnly = base.dataFiles.count <= newItems.count && zip(base.dataFiles, newItems).allSatisfy { file, item in
-            if case .existing(let existing, let name, let modified) = item {
-                return existing == file && name == file.name && modified == nil
-            }
-            return false
-        }
     }
 
     /// False while the planned data files are exactly the container's own, unchanged.
     public var hasChanges: Bool {
         guard let base else { return true }
-        return items.count != base.dataFiles.count || !zip(items, base.dataFiles).allSatisfy { item, file in
-            if case .existing(let existing, let name, let modified) = item {
-                return existing == file && name == file.name && modified == nil
-            }
-            return false
-        }
+        return items.count != base.dataFiles.count || !zip(items, base.dataFiles).allSatisfy { $0.keeps($1) }
+    }
+
+    /// The base's files come first, untouched and in order, and everything after them is new:
+    /// the save can append instead of rewriting.
+    private var isAppendOnly: Bool {
+        guard let base, base.dataFiles.count <= items.count else { return false }
+        return zip(items, base.dataFiles).allSatisfy { $0.keeps($1) } && items.dropFirst(base.dataFiles.count).allSatisfy(\.isNew)
     }
 
     /// Writes the changed container atomically and returns the new snapshot (the same one, without
@@ -234,7 +236,7 @@ public struct ContainerEdit {
     public func save(progress: SaveProgress? = nil) throws -> Container {
         guard let base else { throw ContainerError.refused("nothing to save") }
         if !hasChanges { return base }
-        if appendOnly, items.contains(where: { if case .new = $0 { return true } else { return false } }) {
+        if isAppendOnly {
             try ContainerWriter(edit: self, progress: progress).append(to: base)
         } else {
             try ContainerWriter(edit: self, progress: progress).rewrite(base.path, from: base)

@@ -56,10 +56,8 @@ final class StoredEntryContent: EntryContent {
     let location: EntryLocation
     var size: Int64 { location.uncompressedSize }
 
-    init(file: PosixFile, location: EntryLocation) throws {
-        guard location.compressedSize == location.uncompressedSize else {
-            throw ContainerError.dataMismatch(location.name, reason: "a stored entry's sizes disagree")
-        }
+    /// `location` comes from `EntryLocation.resolve`, which has checked that both sizes agree.
+    init(file: PosixFile, location: EntryLocation) {
         self.file = file
         self.location = location
     }

@@ -1,4 +1,5 @@
 @testable import ASiC
+import TestTools
 import XCTest
 
 /// The libdigidocpp corpus: every container opens or fails exactly as the reference expects.
@@ -108,7 +109,7 @@ final class CorpusTests: XCTestCase {
         let folder = try TestSupport.temporaryFolder(self)
         let path = folder + "/bomb.asice"
         let bomb = TestSupport.corpusFile("xml-bomb-cont.xml")
-        let result = try TestSupport.python("""
+        let result = try Shell.python("""
             import zipfile, sys
             with zipfile.ZipFile(sys.argv[1], 'w') as z:
                 z.writestr(zipfile.ZipInfo('mimetype'), 'application/vnd.etsi.asic-e+zip')

@@ -1,4 +1,5 @@
 @testable import ASiC
+import TestTools
 import XCTest
 
 /// Adding, removing and renaming data files; the rules that refuse a change.
@@ -43,7 +44,7 @@ final class EditTests: XCTestCase {
         try edit.add(NewDataFile(sourcePath: folder + "/renamed.txt"), replacing: true)
         container = try edit.save()
         XCTAssertEqual(try contents(container, "renamed.txt"), "new")
-        XCTAssertEqual(try TestSupport.run("unzip", ["-tq", path]).status, 0)
+        XCTAssertEqual(try Shell.run("unzip", ["-tq", path]).status, 0)
     }
 
     func testAddingToSignedContainerFails() throws {
@@ -93,7 +94,7 @@ final class EditTests: XCTestCase {
     /// manifest does not pile up (the file grows by about the new entry, not by a manifest per add).
     func testAddingAppendsWithoutRewritingOrGrowingGarbage() throws {
         let path = folder + "/big.asice"
-        let big = try TestSupport.write(TestSupport.textLikeBytes(count: 4 << 20), to: folder + "/big.txt")
+        let big = try TestSupport.write(textLikeBytes(count: 4 << 20), to: folder + "/big.txt")
         var container = try Container.create(at: path, files: [NewDataFile(sourcePath: big)])
         let manifestOffset = Int(container.manifestEntry!.localHeaderOffset)
         let prefix = Array(try TestSupport.read(path).prefix(manifestOffset))
@@ -105,7 +106,7 @@ final class EditTests: XCTestCase {
         let after = try TestSupport.read(path)
         XCTAssertEqual(Array(after.prefix(manifestOffset)), prefix, "existing entries untouched")
         XCTAssertEqual(container.dataFiles.count, 21)
-        let python = try TestSupport.python("""
+        let python = try Shell.python("""
             import zipfile, sys
             z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None
             used = sum(30 + len(i.filename.encode()) + len(i.extra) + i.compress_size for i in z.infolist())

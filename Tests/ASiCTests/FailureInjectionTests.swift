@@ -1,4 +1,5 @@
 @testable import ASiC
+import TestTools
 import XCTest
 
 /// Saves that fail part-way (full disk, read-only filesystem) leave the original byte-identical
@@ -15,9 +16,9 @@ final class FailureInjectionTests: XCTestCase {
     private func smallFilesystem(_ size: String) throws -> String {
         let mountpoint = folder + "/fs-\(UUID().uuidString.prefix(6))"
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        let result = try TestSupport.run("mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0755", "tmpfs", mountpoint])
+        let result = try Shell.run("mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0755", "tmpfs", mountpoint])
         XCTAssertEqual(result.status, 0, "mounting a tmpfs needs root: \(result.stderr)")
-        addTeardownBlock { _ = try? TestSupport.run("umount", ["-l", mountpoint]) }
+        addTeardownBlock { _ = try? Shell.run("umount", ["-l", mountpoint]) }
         return mountpoint
     }
 
@@ -33,7 +34,7 @@ final class FailureInjectionTests: XCTestCase {
     func testAFullDiskLeavesTheOriginalIntact() throws {
         let disk = try smallFilesystem("3m")
         let path = disk + "/doc.asice"
-        try TestSupport.write(TestSupport.textLikeBytes(count: 1 << 20), to: folder + "/text.txt")
+        try TestSupport.write(textLikeBytes(count: 1 << 20), to: folder + "/text.txt")
         try Container.create(at: path, files: [NewDataFile(sourcePath: folder + "/text.txt")])
         let before = try TestSupport.read(path)
         try TestSupport.write(incompressible(4 << 20), to: folder + "/big.bin")
@@ -68,7 +69,7 @@ final class FailureInjectionTests: XCTestCase {
         try TestSupport.write(Array("hello".utf8), to: folder + "/a.txt")
         try Container.create(at: path, files: [NewDataFile(sourcePath: folder + "/a.txt")])
         let before = try TestSupport.read(path)
-        let remount = try TestSupport.run("mount", ["-o", "remount,ro", disk])
+        let remount = try Shell.run("mount", ["-o", "remount,ro", disk])
         XCTAssertEqual(remount.status, 0, remount.stderr)
         var edit = try Container.open(path).edit()
         try edit.add(NewDataFile(sourcePath: folder + "/a.txt", name: "b.txt"))
@@ -90,7 +91,7 @@ final class FailureInjectionTests: XCTestCase {
         let before = try TestSupport.read(path)
         let tool = TestSupport.packageRoot + "/.build/debug/asicfs"
         if FileManager.default.isExecutableFile(atPath: tool) {
-            let result = try TestSupport.run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", tool,
+            let result = try Shell.run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", tool,
                                                           "add", path, folder + "/b.txt"])
             XCTAssertEqual(result.status, 1, result.stderr)
             XCTAssertTrue(result.stderr.contains("Permission denied"), result.stderr)
@@ -106,12 +107,12 @@ final class FailureInjectionTests: XCTestCase {
         let image = folder + "/xfs.img"
         let mountpoint = folder + "/xfs"
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        XCTAssertEqual(try TestSupport.run("truncate", ["-s", "400M", image]).status, 0)
-        let mkfs = try TestSupport.run("mkfs.xfs", ["-q", "-m", "reflink=1", image])
+        XCTAssertEqual(try Shell.run("truncate", ["-s", "400M", image]).status, 0)
+        let mkfs = try Shell.run("mkfs.xfs", ["-q", "-m", "reflink=1", image])
         XCTAssertEqual(mkfs.status, 0, "mkfs.xfs (xfsprogs): \(mkfs.stderr)")
-        let mounted = try TestSupport.run("mount", ["-o", "loop", image, mountpoint])
+        let mounted = try Shell.run("mount", ["-o", "loop", image, mountpoint])
         XCTAssertEqual(mounted.status, 0, "loop mounts need root: \(mounted.stderr)")
-        addTeardownBlock { _ = try? TestSupport.run("umount", ["-l", mountpoint]) }
+        addTeardownBlock { _ = try? Shell.run("umount", ["-l", mountpoint]) }
 
         let path = mountpoint + "/big.asice"
         try TestSupport.write(incompressible(16 << 20), to: folder + "/big.bin")
@@ -122,7 +123,7 @@ final class FailureInjectionTests: XCTestCase {
         let new = try edit.save()
         XCTAssertEqual(new.dataFiles.map(\.name), ["big.bin", "small.txt"])
         // `old` still holds the previous inode open, so shared extents are visible now.
-        let extents = try TestSupport.run("filefrag", ["-v", path])
+        let extents = try Shell.run("filefrag", ["-v", path])
         XCTAssertTrue(extents.stdout.contains("shared"), extents.stdout)
         XCTAssertEqual(old.dataFiles.count, 1)
     }

@@ -1,4 +1,5 @@
 @testable import ASiC
+import TestTools
 import XCTest
 
 /// Containers we write open in Python's zipfile and pass `unzip -t`; containers written by
@@ -18,7 +19,7 @@ final class InteropTests: XCTestCase {
         }
         files.append(("name with spaces.txt", Array("spaces\n".utf8)))
         files.append(("empty.bin", []))
-        files.append(("big text.txt", TestSupport.textLikeBytes(count: 3 << 20)))
+        files.append(("big text.txt", textLikeBytes(count: 3 << 20)))
         files.append(("photo.jpg", (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 13) }))
         for (name, bytes) in files { try TestSupport.write(bytes, to: folder + "/src-" + name) }
         return files
@@ -41,12 +42,12 @@ final class InteropTests: XCTestCase {
         XCTAssertFalse(reopened.dataFile(named: "photo.jpg")!.isCompressed, "JPEG is stored as it is")
         XCTAssertEqual(reopened.dataFile(named: "öäüõ.txt")!.mediaType, "text/plain")
 
-        let unzip = try TestSupport.run("unzip", ["-t", path])
+        let unzip = try Shell.run("unzip", ["-t", path])
         XCTAssertEqual(unzip.status, 0, unzip.stdout + unzip.stderr)
         XCTAssertTrue(unzip.stdout.contains("No errors detected"), unzip.stdout)
 
         // Python checks the bytes, the first entry and the manifest independently.
-        let python = try TestSupport.python("""
+        let python = try Shell.python("""
             import zipfile, sys, xml.etree.ElementTree as ET
             z = zipfile.ZipFile(sys.argv[1])
             assert z.testzip() is None
@@ -74,7 +75,7 @@ final class InteropTests: XCTestCase {
                               to: work + "/META-INF/manifest.xml")
         let path = folder + "/byzip.asice"
         // -X: no extra fields, -0 for mimetype, then the rest deflated (the classic recipe).
-        let first = try TestSupport.run("/bin/sh", ["-c", "cd '\(work)' && zip -X -0 -q '\(path)' mimetype && zip -X -r -q '\(path)' hello.txt META-INF"])
+        let first = try Shell.run("/bin/sh", ["-c", "cd '\(work)' && zip -X -0 -q '\(path)' mimetype && zip -X -r -q '\(path)' hello.txt META-INF"])
         XCTAssertEqual(first.status, 0, first.stderr)
         let container = try Container.open(path)
         XCTAssertEqual(container.dataFiles.map(\.name), ["hello.txt"])
@@ -84,7 +85,7 @@ final class InteropTests: XCTestCase {
     }
 
     func testContainersWrittenByPythonWithDataDescriptorsAndZip64Open() throws {
-        let payload = TestSupport.textLikeBytes(count: 300_000)
+        let payload = textLikeBytes(count: 300_000)
         try TestSupport.write(payload, to: folder + "/payload.txt")
         let script = """
             import zipfile, sys, io
@@ -106,7 +107,7 @@ final class InteropTests: XCTestCase {
             z = zipfile.ZipFile(sys.argv[1] + '/descriptor.asice')
             print(z.getinfo('dir/payload.txt').flag_bits & 8)
             """
-        let result = try TestSupport.python(script, [folder, folder + "/payload.txt"])
+        let result = try Shell.python(script, [folder, folder + "/payload.txt"])
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "8", "data descriptor written")
         let zip64Bytes = try TestSupport.read(folder + "/zip64.asice")
@@ -124,7 +125,7 @@ final class InteropTests: XCTestCase {
             var again: [UInt8] = []
             try saved.read("renamed.txt") { again += $0 }
             XCTAssertEqual(again, payload, name)
-            XCTAssertEqual(try TestSupport.run("unzip", ["-tq", folder + "/" + name]).status, 0, name)
+            XCTAssertEqual(try Shell.run("unzip", ["-tq", folder + "/" + name]).status, 0, name)
         }
     }
 
@@ -149,7 +150,7 @@ final class InteropTests: XCTestCase {
         var last: [UInt8] = []
         try container.read("f69999.txt") { last += $0 }
         XCTAssertEqual(String(decoding: last, as: UTF8.self), "69999")
-        let python = try TestSupport.python("import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); print(len(z.namelist())); print(z.read('f12345.txt').decode())", [path])
+        let python = try Shell.python("import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); print(len(z.namelist())); print(z.read('f12345.txt').decode())", [path])
         XCTAssertEqual(python.stdout, "70002\n12345\n", python.stderr)
     }
 
@@ -159,7 +160,7 @@ final class InteropTests: XCTestCase {
         let text = try TestSupport.write(Array("just text, no zip here".utf8), to: folder + "/text.asice")
         XCTAssertThrowsError(try Container.open(text)) { XCTAssertTrue("\($0)".contains("end-of-central-directory"), "\($0)") }
         let plainZip = folder + "/plain.zip"
-        _ = try TestSupport.python("import zipfile,sys; zipfile.ZipFile(sys.argv[1],'w').writestr('a.txt','a')", [plainZip])
+        _ = try Shell.python("import zipfile,sys; zipfile.ZipFile(sys.argv[1],'w').writestr('a.txt','a')", [plainZip])
         XCTAssertThrowsError(try Container.open(plainZip)) { XCTAssertTrue("\($0)".contains("first entry is not 'mimetype'"), "\($0)") }
         XCTAssertThrowsError(try Container.open(folder)) { XCTAssertTrue("\($0)".contains("Is a directory"), "\($0)") }
     }
@@ -180,6 +181,6 @@ final class InteropTests: XCTestCase {
         let path = folder + "/new.asice"
         let container = try Container.create(at: path, files: [])
         XCTAssertEqual(container.dataFiles.count, 0)
-        XCTAssertEqual(try TestSupport.run("unzip", ["-tq", path]).status, 0)
+        XCTAssertEqual(try Shell.run("unzip", ["-tq", path]).status, 0)
     }
 }

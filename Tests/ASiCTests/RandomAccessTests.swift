@@ -1,4 +1,5 @@
 @testable import ASiC
+import TestTools
 import XCTest
 
 /// Random access into stored and deflated entries through the seek index, from many threads,
@@ -10,7 +11,7 @@ final class RandomAccessTests: XCTestCase {
 
     override func setUpWithError() throws {
         folder = try TestSupport.temporaryFolder(self)
-        payload = TestSupport.textLikeBytes(count: 9 << 20 + 12345)
+        payload = textLikeBytes(count: 9 << 20 + 12345)
         try TestSupport.write(payload, to: folder + "/data.txt")
         try TestSupport.write(payload, to: folder + "/data.jpg") // stored: "already compressed" by name
         path = folder + "/ra.asice"
@@ -107,7 +108,7 @@ final class RandomAccessTests: XCTestCase {
     /// declared size with an error, in bounded memory.
     func testAnEntryLargerThanDeclaredIsRefused() throws {
         let bomb = folder + "/bomb.asice"
-        let result = try TestSupport.python("""
+        let result = try Shell.python("""
             import zipfile, sys, struct
             with zipfile.ZipFile(sys.argv[1], 'w') as z:
                 z.writestr(zipfile.ZipInfo('mimetype'), 'application/vnd.etsi.asic-e+zip')
@@ -137,7 +138,7 @@ final class RandomAccessTests: XCTestCase {
     func testOverlappingEntriesAreRefused() throws {
         // Point a second central record at the first entry's data (the overlapping-file bomb).
         let overlap = folder + "/overlap.asice"
-        let result = try TestSupport.python("""
+        let result = try Shell.python("""
             import zipfile, sys, struct
             with zipfile.ZipFile(sys.argv[1], 'w') as z:
                 z.writestr(zipfile.ZipInfo('mimetype'), 'application/vnd.etsi.asic-e+zip')

@@ -97,20 +97,6 @@ struct MountError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Deterministic text-like bytes (compress about 3:1).
-func textLikeBytes(count: Int, seed: UInt64 = 7) -> [UInt8] {
-    let words = ["mount", "container", "the", "of", "signature", "folder", "data", "file", "Tartu", "2026"]
-    var state = seed
-    var out: [UInt8] = []
-    out.reserveCapacity(count + 16)
-    while out.count < count {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        out.append(contentsOf: words[Int(state >> 33) % words.count].utf8)
-        out.append((state >> 20) & 15 == 0 ? 0x0A : 0x20)
-    }
-    return Array(out.prefix(count))
-}
-
 func readFile(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
 
 func writeFile(_ bytes: [UInt8], _ path: String) throws { try Data(bytes).write(to: URL(fileURLWithPath: path)) }

@@ -60,4 +60,3 @@ public enum Shell {
         try run("/usr/bin/python3", ["-c", code] + args)
     }
 }
-
