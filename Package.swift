@@ -26,14 +26,22 @@ let package = Package(
         .target(name: "ASiC", dependencies: ["CZlib", "SafeXML", "CLinux"]),
         // Settings shared by the command line and the filesystem: config file and -o overrides.
         .target(name: "Configuration"),
-        // OpenSSL behind Swift types: certificates, time-stamp tokens.
+        // OpenSSL behind Swift types: certificates, digests, keys, PKCS#12, OCSP, RFC 3161 time-stamps.
         .target(name: "Crypto", dependencies: ["COpenSSL"]),
-        // XAdES signature documents.
+        // One libcurl client for every outside service: timeouts, proxy, pinning, cancellation.
+        .target(name: "HTTP", dependencies: ["CCurl"]),
+        // XAdES signature documents: build, canonicalize, parse, verify references and the signature value.
         .target(name: "XAdES", dependencies: ["Crypto", "SafeXML"]),
+        // What to trust: trust anchors, EU trusted lists (LOTL -> national TL) and their service history.
+        .target(name: "Trust", dependencies: ["Crypto", "SafeXML", "XAdES", "HTTP"]),
+        // Validation of every signature in a container against Trust: verdicts, reasons, reports.
+        .target(name: "Validation", dependencies: ["ASiC", "XAdES", "Trust", "Crypto"]),
+        // One signing session for every method, and the signers (PKCS#12 first).
+        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation"]),
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
-        .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "Configuration"]),
+        .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
-        .target(name: "CLI", dependencies: ["ASiC", "FS", "Configuration"]),
+        .target(name: "CLI", dependencies: ["ASiC", "FS", "Configuration", "Validation", "Signing"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),
 
         // Fuzz entry points: a corpus replayer by default, libFuzzer targets with -DFUZZING.
@@ -50,6 +58,12 @@ let package = Package(
         .testTarget(name: "FSTests", dependencies: ["TestTools"]),
         // The test PKI and its OCSP/TSA services (contrib/testpki), used by the signing tests.
         .testTarget(name: "ServicesTests", dependencies: ["TestTools"]),
+        // OpenSSL wrappers, OCSP and time-stamp clients against the loopback services.
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "HTTP", "TestTools"]),
+        // Trusted lists: the conformance EE_T-*.xml scenarios.
+        .testTarget(name: "TrustTests", dependencies: ["Trust", "TestTools"]),
+        // Signing and validation end to end: corpus verdicts, round trips, tampering, pyasice.
+        .testTarget(name: "SignatureTests", dependencies: ["Signing", "Validation", "XAdES", "ASiC", "TestTools"]),
         .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration"], exclude: ["Fixtures"]),
     ]
 )

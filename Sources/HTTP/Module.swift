@@ -1,0 +1,1 @@
+// The libcurl client lives here (see HTTPClient.swift).

@@ -1,0 +1,1 @@
+// Signing sessions and signers (see SigningSession.swift).

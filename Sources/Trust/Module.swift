@@ -1,0 +1,1 @@
+// Trust anchors and trusted lists (see TrustStore.swift).

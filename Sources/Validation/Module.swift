@@ -1,0 +1,1 @@
+// Signature validation (see SignatureValidator.swift).
