@@ -10,6 +10,7 @@
 #include <openssl/ts.h>
 #include <openssl/pkcs12.h>
 #include <openssl/crypto.h>
+#include <openssl/provider.h>
 
 // Macros Swift cannot call.
 static inline void copenssl_free(void *p) { OPENSSL_free(p); }
@@ -18,4 +19,17 @@ static inline int copenssl_sk_x509_num(const STACK_OF(X509) *s) { return sk_X509
 static inline X509 *copenssl_sk_x509_value(const STACK_OF(X509) *s, int i) { return sk_X509_value(s, i); }
 static inline unsigned long copenssl_name_flags_rfc2253_utf8(void) { return XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB; }
 static inline void copenssl_sk_x509_pop_free(STACK_OF(X509) *s) { sk_X509_pop_free(s, X509_free); }
+// Stack accessors (macros) used by Crypto/CertificateDetails.swift.
+static inline int copenssl_sk_asn1_object_num(const STACK_OF(ASN1_OBJECT) *s) { return sk_ASN1_OBJECT_num(s); }
+static inline ASN1_OBJECT *copenssl_sk_asn1_object_value(const STACK_OF(ASN1_OBJECT) *s, int i) { return sk_ASN1_OBJECT_value(s, i); }
+static inline void copenssl_sk_asn1_object_pop_free(STACK_OF(ASN1_OBJECT) *s) { sk_ASN1_OBJECT_pop_free(s, ASN1_OBJECT_free); }
+static inline int copenssl_sk_policyinfo_num(const STACK_OF(POLICYINFO) *s) { return sk_POLICYINFO_num(s); }
+static inline ASN1_OBJECT *copenssl_policyinfo_oid(const STACK_OF(POLICYINFO) *s, int i) { return sk_POLICYINFO_value(s, i)->policyid; }
+static inline void copenssl_policies_free(STACK_OF(POLICYINFO) *s) { sk_POLICYINFO_pop_free(s, POLICYINFO_free); }
+static inline int copenssl_sk_string_num(const STACK_OF(OPENSSL_STRING) *s) { return sk_OPENSSL_STRING_num(s); }
+static inline const char *copenssl_sk_string_value(const STACK_OF(OPENSSL_STRING) *s, int i) { return sk_OPENSSL_STRING_value(s, i); }
+static inline unsigned long copenssl_name_flags_rfc2253(void) { return XN_FLAG_RFC2253; }
+static inline STACK_OF(X509) *copenssl_sk_x509_new(void) { return sk_X509_new_null(); }
+static inline int copenssl_sk_x509_push(STACK_OF(X509) *s, X509 *x) { return sk_X509_push(s, x); }
+static inline void copenssl_sk_x509_free(STACK_OF(X509) *s) { sk_X509_free(s); }
 #endif
