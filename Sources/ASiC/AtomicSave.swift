@@ -47,7 +47,7 @@ enum AtomicSave {
     }
 
     /// Follows a symbolic link so that saving replaces the file it points to, not the link.
-    private static func resolvedTarget(_ path: String) -> String {
+    static func resolvedTarget(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }
         defer { free(resolved) }
         return String(cString: resolved)

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Adding and removing signature files (META-INF/signaturesN.xml). Data files and the manifest are
+/// copied byte for byte, so existing signatures stay valid.
+extension Container {
+    /// The name for a new XAdES signature file: the lowest unused `META-INF/signaturesN.xml`.
+    public var nextSignatureFileName: String {
+        let taken = Set(signatureFiles.map(\.name))
+        var n = 0
+        while taken.contains("META-INF/signatures\(n).xml") { n += 1 }
+        return "META-INF/signatures\(n).xml"
+    }
+
+    /// True when the file on disk is still the version this snapshot read (same inode, size, time).
+    public var isCurrentOnDisk: Bool {
+        var now = stat()
+        guard lstat(AtomicSave.resolvedTarget(path), &now) == 0, let then = try? file.status() else { return false }
+        return now.st_ino == then.st_ino && now.st_dev == then.st_dev && now.st_size == then.st_size
+            && now.st_mtim.tv_sec == then.st_mtim.tv_sec && now.st_mtim.tv_nsec == then.st_mtim.tv_nsec
+    }
+
+    /// Writes the container again with `adding` signature files and without those named in
+    /// `removing`, atomically, and returns the new snapshot. Refuses when the file changed on
+    /// disk since this snapshot was read: a signature must cover what the signer saw.
+    @discardableResult
+    public func savingSignatures(adding: [(name: String, bytes: [UInt8])], removing: Set<String> = []) throws -> Container {
+        guard kind == .asicE else {
+            throw ContainerError.refused("this is an ASiC-S container: asicfs signs ASiC-E containers only")
+        }
+        for name in removing where !signatureFiles.contains(where: { $0.name == name }) {
+            throw ContainerError.refused("there is no signature file \(name)")
+        }
+        for (name, _) in adding {
+            try EntryName.validate(name, isDirectory: false)
+            guard name.hasPrefix(EntryName.metaInfPrefix), !signatureFiles.contains(where: { $0.name == name }) else {
+                throw ContainerError.refused("cannot add the signature file \(name)")
+            }
+        }
+        guard isCurrentOnDisk else {
+            throw ContainerError.refused("the container was changed by another program meanwhile; nothing was written")
+        }
+        try AtomicSave.replace(path) { output in
+            let writer = ZipWriter(file: output)
+            var central: [ZipEntry] = []
+            let kept = [mimetypeEntry] + dataFiles.map(\.entry) + (manifestEntry.map { [$0] } ?? [])
+                + signatureFiles.filter { !removing.contains($0.name) }.map(\.entry) + otherEntries
+            for entry in kept {
+                central.append(try writer.copy(entry, at: try location(of: entry), from: file, renamedTo: nil, modified: nil))
+            }
+            for (name, bytes) in adding {
+                central.append(try writer.write(name: name, bytes: bytes, compress: true, modified: Date(),
+                                                timestampExtra: false, storeWhenNotSmaller: false))
+            }
+            try writer.finish(central)
+        }
+        return try Container.open(path)
+    }
+}
