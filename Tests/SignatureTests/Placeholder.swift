@@ -1,5 +1,0 @@
-import XCTest
-
-final class SignatureTestsPlaceholder: XCTestCase {
-    func testModuleLoads() { XCTAssertTrue(true) }
-}
