@@ -37,7 +37,7 @@ let package = Package(
         // Validation of every signature in a container against Trust: verdicts, reasons, reports.
         .target(name: "Validation", dependencies: ["ASiC", "XAdES", "Trust", "Crypto"]),
         // One signing session for every method, and the signers (PKCS#12 first).
-        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation"]),
+        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration"]),
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
         .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.

@@ -1,1 +1,0 @@
-// Signing sessions and signers (see SigningSession.swift).

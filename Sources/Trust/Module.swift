@@ -1,1 +1,0 @@
-// Trust anchors and trusted lists (see TrustStore.swift).

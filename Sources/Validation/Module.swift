@@ -1,1 +1,0 @@
-// Signature validation (see SignatureValidator.swift).

@@ -1,0 +1,182 @@
+import ASiC
+import Crypto
+import Foundation
+import XAdES
+
+/// The time-stamp, OCSP and time-mark checks, and ASiC-S time-stamp tokens.
+extension Validator {
+    /// T level: exactly one SignatureTimeStamp over C14N(SignatureValue), signed by a trusted TSA.
+    /// Returns its time when the token itself is sound.
+    func checkTimeStamp(_ signature: XAdESSignature, _ report: inout SignatureReport) -> Date? {
+        guard signature.signatureTimeStamps.count == 1, let stamp = signature.signatureTimeStamps.first else {
+            report.add(.invalid, "timestamp", "the signature must hold exactly one SignatureTimeStamp, not \(signature.signatureTimeStamps.count)")
+            return nil
+        }
+        let token: TimeStampToken
+        do { token = try TimeStampToken(der: stamp.token) } catch {
+            report.add(.invalid, "timestamp", "the time-stamp cannot be read: \(error)")
+            return nil
+        }
+        report.timeStampTime = token.genTime
+        report.timeStampAuthority = token.signerCertificate.map { $0.commonName ?? $0.subjectLine }
+        if token.imprintAlgorithm.isWeak {
+            report.add(.warning, "weak-digest", "the time-stamp uses the weak \(token.imprintAlgorithm.rawValue) hash")
+        }
+        let tsa: Certificate
+        do {
+            let covered = try signature.canonicalSignatureValue(stamp.canonicalizationURI)
+            tsa = try token.verify(data: covered)
+        } catch {
+            report.add(.invalid, "timestamp", "the time-stamp does not verify: \(error)")
+            return nil
+        }
+        checkTimeStampAuthority(tsa, token: token, others: signature.certificateValues, &report)
+        return token.genTime
+    }
+
+    func checkTimeStampAuthority(_ tsa: Certificate, token: TimeStampToken, others: [Certificate], _ report: inout SignatureReport) {
+        if !tsa.extendedKeyUsages.contains("1.3.6.1.5.5.7.3.8") {
+            report.add(.invalid, "timestamp", "the time-stamp was signed by a certificate that is not for time-stamping")
+        }
+        guard let trust else {
+            report.add(.indeterminate, "no-trust", "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+            return
+        }
+        if case .untrusted(let why) = trust.timeStampAuthority(tsa, intermediates: token.certificates + others, at: token.genTime) {
+            report.add(.indeterminate, "tsa-not-trusted",
+                       "the time-stamping authority \(tsa.commonName ?? tsa.subjectLine) is not trusted at \(ISOTime.string(token.genTime)): \(why)")
+        }
+    }
+
+    /// LT level: an OCSP response for the signer, from a trusted responder, made after the time-stamp.
+    func checkRevocation(_ signature: XAdESSignature, certificate: Certificate, others: [Certificate], timeStamp: Date,
+                         _ report: inout SignatureReport) {
+        guard !signature.ocspValues.isEmpty else {
+            report.add(.indeterminate, "no-revocation",
+                       "the signature has no OCSP response (profile T, not LT): the certificate's status at signing time is not proven")
+            return
+        }
+        guard let outcome = bestOCSP(signature, certificate: certificate, others: others, &report) else { return }
+        guard let producedAt = outcome.producedAt else { return }
+        if producedAt < timeStamp {
+            report.add(.invalid, "ocsp-before-timestamp",
+                       "the OCSP response (\(ISOTime.string(producedAt))) is older than the time-stamp (\(ISOTime.string(timeStamp))): TimeStamp time is greater than OCSP producedAt")
+        } else if producedAt.timeIntervalSince(timeStamp) > Self.ocspLateness {
+            report.add(.warning, "ocsp-late",
+                       "the OCSP response was made more than 15 minutes after the time-stamp (\(ISOTime.string(producedAt)))")
+        }
+    }
+
+    /// TM level (legacy BDOC): the OCSP response's nonce is the DigestInfo of the SignatureValue,
+    /// and its producedAt is the signing time. Returns that time when sound.
+    func checkTimeMark(_ signature: XAdESSignature, certificate: Certificate, others: [Certificate],
+                       _ report: inout SignatureReport) -> Date? {
+        guard let outcome = bestOCSP(signature, certificate: certificate, others: others, &report),
+              let producedAt = outcome.producedAt else { return nil }
+        if let responder = outcome.responder, !responder.policies.contains(Self.timeMarkResponderPolicy) {
+            report.add(.invalid, "time-mark", "the OCSP responder's certificate does not allow time-marks (policy \(Self.timeMarkResponderPolicy))")
+        }
+        guard let nonce = outcome.response.nonce, let (algorithm, digest) = Self.digestInfo(nonce),
+              Digest.hash(signature.signatureValue, algorithm) == digest else {
+            report.add(.invalid, "time-mark", "the OCSP nonce does not match the signature value (not a time-mark of this signature)")
+            return nil
+        }
+        return producedAt
+    }
+
+    struct OCSPOutcome {
+        let response: OCSPResponse
+        let responder: Certificate?
+        var producedAt: Date? { response.producedAt }
+    }
+
+    /// The first OCSP response that is about the signer and verifies; its status decides.
+    func bestOCSP(_ signature: XAdESSignature, certificate: Certificate, others: [Certificate],
+                  _ report: inout SignatureReport) -> OCSPOutcome? {
+        var problems: [String] = []
+        let issuers = (others + (trustedCertificates ?? [])).filter { certificate.isIssued(by: $0) }
+        for der in signature.ocspValues {
+            guard let response = try? OCSPResponse(der: der) else { problems.append("an OCSP response cannot be read"); continue }
+            guard let single = issuers.lazy.compactMap({ response.singleResponse(for: certificate, issuer: $0) }).first else {
+                problems.append(issuers.isEmpty ? "the issuer of the signer's certificate is unknown, so the OCSP response cannot be matched"
+                                                : "an OCSP response is not about the signer's certificate")
+                continue
+            }
+            let candidates = [response.responderCertificate].compactMap { $0 } + response.certificates + others
+            guard let responder = candidates.first(where: { response.verifySignature(with: $0) }) else {
+                problems.append("the OCSP response's signature does not verify with any responder certificate")
+                continue
+            }
+            report.ocspProducedAt = response.producedAt
+            report.ocspResponder = responder.commonName ?? responder.subjectLine
+            switch single.status {
+            case .good: break
+            case .revoked(let time, let reason):
+                report.add(.invalid, "revoked", "the signer's certificate was revoked at \(ISOTime.string(time))" + (reason.map { " (\($0))" } ?? ""))
+            case .unknown:
+                report.add(.indeterminate, "ocsp-unknown", "the OCSP responder does not know the signer's certificate")
+            }
+            if let producedAt = response.producedAt {
+                if let trust {
+                    if case .untrusted(let why) = trust.ocspResponder(responder, intermediates: response.certificates + others, at: producedAt) {
+                        report.add(.indeterminate, "ocsp-not-trusted",
+                                   "the OCSP responder \(responder.commonName ?? responder.subjectLine) is not trusted at \(ISOTime.string(producedAt)): \(why)")
+                    }
+                } else {
+                    report.add(.indeterminate, "no-trust", "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+                }
+            }
+            return OCSPOutcome(response: response, responder: responder)
+        }
+        report.add(.indeterminate, "ocsp", problems.first ?? "no usable OCSP response")
+        return nil
+    }
+
+    /// Certificates the trust authority knows (to find the signer's issuer for OCSP matching).
+    var trustedCertificates: [Certificate]? { (trust as? CertificateSource)?.knownCertificates }
+
+    /// DigestInfo ::= SEQUENCE { AlgorithmIdentifier, OCTET STRING }, as a time-mark nonce holds it.
+    static func digestInfo(_ bytes: [UInt8]) -> (DigestAlgorithm, [UInt8])? {
+        for algorithm in DigestAlgorithm.allCases {
+            guard let prefix = algorithm.digestInfoPrefix, bytes.count == prefix.count + algorithm.length,
+                  Array(bytes.prefix(prefix.count)) == prefix else { continue }
+            return (algorithm, Array(bytes.dropFirst(prefix.count)))
+        }
+        return nil
+    }
+
+    // MARK: - ASiC-S
+
+    /// An ASiC-S `META-INF/timestamp.tst` over the single data file.
+    func validateTimeStampToken(_ bytes: [UInt8], file: String, index: Int, container: Container) -> SignatureReport {
+        var report = SignatureReport(index: index, file: file, id: nil)
+        report.kind = "TimeStampToken"
+        report.profile = "ASiC-S time-stamp"
+        report.signedFiles = container.dataFiles.map(\.name)
+        let token: TimeStampToken
+        do { token = try TimeStampToken(der: bytes) } catch {
+            report.add(.invalid, "timestamp", "the time-stamp token cannot be read: \(error)")
+            return report
+        }
+        report.timeStampTime = token.genTime
+        report.timeStampAuthority = token.signerCertificate.map { $0.commonName ?? $0.subjectLine }
+        report.signerName = report.timeStampAuthority
+        guard let file = container.dataFiles.first else {
+            report.add(.invalid, "timestamp", "there is no data file to time-stamp")
+            return report
+        }
+        do {
+            let digest = try DigestCache(container: container).digest(of: file.name, token.imprintAlgorithm)
+            let tsa = try token.verify(imprint: digest)
+            checkTimeStampAuthority(tsa, token: token, others: [], &report)
+        } catch {
+            report.add(.invalid, "timestamp", "Failed to verify TS response: \(error)")
+        }
+        return report
+    }
+}
+
+/// A trust authority that can also list the certificates it knows.
+public protocol CertificateSource {
+    var knownCertificates: [Certificate] { get }
+}

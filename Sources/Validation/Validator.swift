@@ -1,0 +1,262 @@
+import ASiC
+import Crypto
+import Foundation
+import XAdES
+
+/// Validates every signature of a container (asice-xades.md §4, libdigidocpp's order): the
+/// XML-DSig core, the data files, the signing certificate and its trust, the time-stamp, the
+/// OCSP response. Each problem becomes a finding; the worst one decides the verdict.
+public final class Validator: @unchecked Sendable {
+    let trust: TrustAuthority?
+    let trustProblem: String?
+    /// OCSP produced this long after the time-stamp is still fine, later is a warning (libdigidocpp: 15 min).
+    static let ocspLateness: TimeInterval = 15 * 60
+    static let bdocPolicies = ["urn:oid:1.3.6.1.4.1.10015.1000.3.2.1", "urn:oid:1.3.6.1.4.1.10015.1000.3.2.3"]
+    /// A time-mark OCSP responder certificate carries this policy (BDOC 2.1).
+    static let timeMarkResponderPolicy = "1.3.6.1.4.1.10015.4.1.2"
+
+    public init(trust: TrustAuthority?, trustProblem: String? = nil) {
+        self.trust = trust
+        self.trustProblem = trustProblem
+    }
+
+    public func validate(_ container: Container) -> ContainerReport {
+        var report = ContainerReport(path: container.path, format: container.kind.rawValue,
+                                     dataFiles: container.dataFiles.map(\.name), signatures: [])
+        let digests = DigestCache(container: container)
+        var index = 0
+        for file in container.signatureFiles {
+            let bytes: [UInt8]
+            do { bytes = try container.signatureBytes(file) } catch {
+                var broken = SignatureReport(index: index, file: file.name, id: nil)
+                broken.add(.invalid, "unreadable", "\(file.name) cannot be read: \(error)")
+                report.signatures.append(broken)
+                index += 1
+                continue
+            }
+            if container.kind == .asicS && file.name.hasSuffix(".tst") {
+                report.signatures.append(validateTimeStampToken(bytes, file: file.name, index: index, container: container))
+                index += 1
+                continue
+            }
+            if file.name.hasSuffix(".p7s") {
+                var unsupported = SignatureReport(index: index, file: file.name, id: nil)
+                unsupported.kind = "CAdES"
+                unsupported.add(.indeterminate, "unsupported-format", "CAdES signatures (\(file.name)) are not validated by asicfs")
+                report.signatures.append(unsupported)
+                index += 1
+                continue
+            }
+            do {
+                for signature in try XAdESSignature.parse(file: file.name, bytes: bytes) {
+                    report.signatures.append(validate(signature, index: index, container: container, digests: digests))
+                    index += 1
+                }
+            } catch {
+                var broken = SignatureReport(index: index, file: file.name, id: nil)
+                broken.add(.invalid, "unreadable", "\(error)")
+                report.signatures.append(broken)
+                index += 1
+            }
+        }
+        return report
+    }
+
+    /// Validates a signature document that is not in the container yet (a signing's self-check).
+    public func validateNew(signatureFile: String, bytes: [UInt8], in container: Container) -> SignatureReport {
+        guard let signature = try? XAdESSignature.parse(file: signatureFile, bytes: bytes).first else {
+            var broken = SignatureReport(index: 0, file: signatureFile, id: nil)
+            broken.add(.invalid, "unreadable", "the new signature document cannot be read back")
+            return broken
+        }
+        return validate(signature, index: container.signatureFiles.count, container: container,
+                         digests: DigestCache(container: container))
+    }
+
+    // MARK: - One XAdES signature
+
+    func validate(_ signature: XAdESSignature, index: Int, container: Container, digests: DigestCache) -> SignatureReport {
+        var report = SignatureReport(index: index, file: signature.file, id: signature.id)
+        report.profile = signature.profile
+        report.claimedSigningTime = signature.signingTime
+        report.signatureMethod = signature.signatureAlgorithm?.description ?? signature.signatureMethodURI
+        report.roles = signature.claimedRoles
+        report.productionPlace = signature.productionPlace
+        report.signedFiles = signature.dataReferences.map(\.dataFileName)
+        let certificate = signature.signingCertificate
+        if let certificate {
+            report.signerName = certificate.commonName ?? certificate.subjectLine
+            report.personalCode = certificate.serialNumberAttribute
+            report.country = certificate.country
+            report.issuer = certificate.issuerCommonName ?? certificate.issuerLine
+            report.certificateSerial = certificate.serialDecimal
+            report.certificateNotAfter = certificate.notAfter
+        }
+        for problem in signature.structuralProblems { report.add(.invalid, "structure", problem) }
+        for notice in trust?.notices ?? [] { report.add(.warning, "trusted-list", notice) }
+
+        checkCore(signature, &report)
+        checkDataFiles(signature, container: container, digests: digests, &report)
+        guard let certificate else { return report }
+        if !certificate.hasNonRepudiation {
+            report.add(.invalid, "key-usage", "the signer's certificate is not for signatures (no non-repudiation key usage)")
+        }
+        let others = signature.certificateValues + Array(signature.keyInfoCertificates.dropFirst())
+
+        // B level: the certificate's issuer was trusted when the certificate was issued.
+        if let notBefore = certificate.notBefore {
+            checkSignerTrust(certificate, others: others, at: notBefore, when: "when the certificate was issued", &report)
+        }
+        var trustedTime: Date? = nil
+        if signature.isTimeMark {
+            trustedTime = checkTimeMark(signature, certificate: certificate, others: others, &report)
+        } else if !signature.signatureTimeStamps.isEmpty {
+            trustedTime = checkTimeStamp(signature, &report)
+            if let trustedTime {
+                checkRevocation(signature, certificate: certificate, others: others, timeStamp: trustedTime, &report)
+            }
+        } else {
+            report.add(.indeterminate, "no-timestamp",
+                       "the signature has no time-stamp and no revocation data (profile B): when it was made and whether the certificate was valid then cannot be proven")
+        }
+        if let trustedTime {
+            if !certificate.isValid(at: trustedTime) {
+                report.add(.invalid, "certificate-expired",
+                           "the signer's certificate was not valid at the signing time \(ISOTime.string(trustedTime))")
+            }
+            checkSignerTrust(certificate, others: others, at: trustedTime, when: "at the signing time", &report)
+            checkQualification(certificate, others: others, at: trustedTime, &report)
+        }
+        if signature.archiveTimeStampCount > 0 {
+            report.add(.warning, "archive-timestamp", "archive time-stamps (LTA) are present but not verified by this version")
+        }
+        return report
+    }
+
+    /// SignatureValue, SignedProperties, the signing-certificate reference, algorithms, policy.
+    func checkCore(_ signature: XAdESSignature, _ report: inout SignatureReport) {
+        if signature.canonicalization == nil {
+            report.add(.invalid, "canonicalization", "unsupported canonicalization method \(signature.canonicalizationURI)")
+        }
+        if let algorithm = signature.signatureAlgorithm, algorithm.digest.isWeak {
+            report.add(.warning, "weak-digest", "the signature uses the weak \(algorithm.digest.rawValue) hash")
+        }
+        if let problem = signature.signedPropertiesProblem() { report.add(.invalid, "signed-properties", problem) }
+        if let problem = signature.signatureValueProblem() { report.add(.invalid, "signature-value", problem) }
+        if let problem = signature.signingCertificateReferenceProblem() { report.add(.invalid, "signing-certificate", problem) }
+        if signature.isTimeMark || signature.policyIdentifier != nil {
+            if let policy = signature.policyIdentifier, !Self.bdocPolicies.contains(policy) {
+                report.add(.invalid, "policy", "Signature policy does not match BDOC 2.1 policy (\(policy))")
+            } else if signature.isTimeMark && signature.policyIdentifier == nil {
+                report.add(.invalid, "policy", "a time-mark signature needs the BDOC 2.1 signature policy")
+            }
+            if signature.policyIdentifier != nil && signature.policySPURI == nil {
+                report.add(.invalid, "policy", "the signature policy has no SPURI")
+            }
+        }
+    }
+
+    /// Every data reference matches a data file and its bytes; every data file is covered.
+    func checkDataFiles(_ signature: XAdESSignature, container: Container, digests: DigestCache, _ report: inout SignatureReport) {
+        if !signature.hasSignedDataObjectProperties {
+            report.add(.invalid, "data-object-formats", "SignedDataObjectProperties is missing")
+        }
+        let references = signature.dataReferences
+        if references.isEmpty { report.add(.invalid, "no-data-files", "the signature covers no data files") }
+        var covered = Set<String>()
+        for reference in references {
+            guard !reference.uri.isEmpty else {
+                report.add(.invalid, "reference", "a reference has an empty URI")
+                continue
+            }
+            if reference.id == nil { report.add(.invalid, "reference", "the reference to '\(reference.uri)' has no Id") }
+            // Percent-decoded first; raw and '+'-for-space spellings from older producers too.
+            let candidates = [reference.dataFileName, reference.uri, reference.dataFileName.replacingOccurrences(of: "+", with: " ")]
+            guard let file = candidates.lazy.compactMap({ container.dataFile(named: $0) }).first else {
+                report.add(.invalid, "reference-unknown",
+                           "the signature references '\(reference.dataFileName)', which is not a data file of the container (Manifest references and signature references do not match)")
+                continue
+            }
+            covered.insert(file.name)
+            guard let algorithm = AlgorithmURI.digest(reference.digestAlgorithmURI) else {
+                report.add(.invalid, "reference", "unsupported digest method \(reference.digestAlgorithmURI) for '\(file.name)'")
+                continue
+            }
+            if algorithm.isWeak {
+                report.add(.warning, "weak-digest", "the reference to '\(file.name)' uses the weak \(algorithm.rawValue) hash")
+            }
+            do {
+                if try digests.digest(of: file.name, algorithm) != reference.digestValue {
+                    report.add(.invalid, "reference-digest",
+                               "data file '\(file.name)' has changed since it was signed (Failed to validate Reference '\(reference.uri)')")
+                }
+            } catch {
+                report.add(.invalid, "reference-digest", "data file '\(file.name)' cannot be read: \(error)")
+            }
+            if let id = reference.id {
+                if let mimeType = signature.dataObjectFormats["#" + id] {
+                    if mimeType != file.mediaType {
+                        report.add(.invalid, "mime-type",
+                                   "the signed media type of '\(file.name)' is '\(mimeType)' but the manifest says '\(file.mediaType)'")
+                    }
+                    if !Self.isConformantMediaType(mimeType) {
+                        report.add(.warning, "mime-type", "'\(mimeType)' is not a conformant media type")
+                    }
+                } else if signature.hasSignedDataObjectProperties {
+                    report.add(.invalid, "data-object-formats", "no DataObjectFormat for the reference to '\(file.name)'")
+                }
+            }
+        }
+        for file in container.dataFiles where !covered.contains(file.name) {
+            report.add(.invalid, "file-not-signed",
+                       "data file '\(file.name)' is not covered by the signature (Manifest datafile not listed in signature references)")
+        }
+    }
+
+    static func isConformantMediaType(_ value: String) -> Bool {
+        let parts = value.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[1].isEmpty else { return false }
+        let word: (Character) -> Bool = { $0.isLetter || $0.isNumber || $0 == "_" }
+        return parts[0].allSatisfy(word) && parts[1].allSatisfy { word($0) || "-+.".contains($0) }
+    }
+
+    func checkSignerTrust(_ certificate: Certificate, others: [Certificate], at time: Date, when: String,
+                          _ report: inout SignatureReport) {
+        guard let trust else {
+            report.add(.indeterminate, "no-trust", "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+            return
+        }
+        if case .untrusted(let why) = trust.signerIssuer(of: certificate, intermediates: others, at: time) {
+            report.add(.indeterminate, "signer-not-trusted", "the signer's certificate is not trusted \(when) (\(ISOTime.string(time))): \(why)")
+        }
+    }
+
+    func checkQualification(_ certificate: Certificate, others: [Certificate], at time: Date, _ report: inout SignatureReport) {
+        guard let trust else { return }
+        let qualification = trust.qualification(of: certificate, intermediates: others, at: time)
+        report.qualification = qualification.label
+        if !qualification.isQualified || !qualification.isOnQSCD {
+            report.add(.indeterminate, "not-qualified",
+                       "Signing certificate does not meet Qualification requirements: \(qualification.reason ?? qualification.label)")
+        }
+    }
+}
+
+/// Data-file digests, each computed once per algorithm however many signatures ask.
+final class DigestCache: @unchecked Sendable {
+    let container: Container
+    private var cache: [String: [UInt8]] = [:]
+    private let lock = NSLock()
+
+    init(container: Container) { self.container = container }
+
+    func digest(of name: String, _ algorithm: DigestAlgorithm) throws -> [UInt8] {
+        let key = algorithm.rawValue + "\u{0}" + name
+        if let cached = lock.withLock({ cache[key] }) { return cached }
+        let hasher = Hasher(algorithm)
+        try container.read(name) { hasher.update($0) }
+        let digest = hasher.finish()
+        lock.withLock { cache[key] = digest }
+        return digest
+    }
+}
