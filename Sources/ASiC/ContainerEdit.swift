@@ -120,14 +120,17 @@ public struct ContainerEdit {
         try checkEditable()
         try EntryName.validateDataFileName(file.name)
         var st = stat()
-        guard stat(file.sourcePath, &st) == 0 else {
-            throw ContainerError.io(path: file.sourcePath, operation: "cannot read", errno: errno)
-        }
-        guard st.st_mode & S_IFMT == S_IFREG else {
-            throw ContainerError.notRegularFile(file.sourcePath)
-        }
-        guard access(file.sourcePath, R_OK) == 0 else {
-            throw ContainerError.io(path: file.sourcePath, operation: "cannot read", errno: errno)
+        // In-memory files have no source on disk to check.
+        if file.bytes == nil {
+            guard stat(file.sourcePath, &st) == 0 else {
+                throw ContainerError.io(path: file.sourcePath, operation: "cannot read", errno: errno)
+            }
+            guard st.st_mode & S_IFMT == S_IFREG else {
+                throw ContainerError.notRegularFile(file.sourcePath)
+            }
+            guard access(file.sourcePath, R_OK) == 0 else {
+                throw ContainerError.io(path: file.sourcePath, operation: "cannot read", errno: errno)
+            }
         }
         if let index = items.firstIndex(where: { $0.name == file.name }) {
             guard replacing else { throw ContainerError.refused("a data file named '\(file.name)' already exists") }
@@ -136,7 +139,7 @@ public struct ContainerEdit {
         try checkNoFolderClash(file.name)
         var file = file
         if file.modified == nil {
-            file.modified = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec))
+            file.modified = file.bytes == nil ? Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec)) : Date()
         }
         items.append(.new(file))
     }

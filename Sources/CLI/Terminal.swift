@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Writing to the terminal: errors, plain output, and a progress line for long work.
@@ -11,6 +12,30 @@ enum Terminal {
     }
 
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    /// Reads one line from the terminal with echo off, straight into wiped memory.
+    static func readSecret(prompt: String) throws -> SecretBytes {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw UsageError("no terminal to ask for the passphrase: give passphrase-file=PATH") }
+        defer { close(fd) }
+        _ = prompt.withCString { write(fd, $0, strlen($0)) }
+        var saved = termios()
+        tcgetattr(fd, &saved)
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(fd, TCSAFLUSH, &quiet)
+        defer {
+            tcsetattr(fd, TCSAFLUSH, &saved)
+            _ = write(fd, "\n", 1)
+        }
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(fd, &byte, 1) == 1, byte != 0x0A, bytes.count < 4096 { bytes.append(byte) }
+        let secret = SecretBytes(bytes)
+        bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
+        byte = 0
+        return secret
+    }
 }
 
 /// A one-line progress display on stderr. It appears only on a terminal, only once work has
@@ -38,6 +63,13 @@ final class ProgressLine: @unchecked Sendable {
         if total > 0 { line += " / \(Format.bytes(total))  \(Int(Double(done) * 100 / Double(total)))%" }
         line += "  \(Format.bytes(Int64(rate)))/s"
         FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
+        drawn = true
+    }
+
+    /// Shows what is happening now (a step of a signing), replacing the line.
+    func message(_ text: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data(("\r\(label): \(text)\u{1B}[K").utf8))
         drawn = true
     }
 

@@ -85,7 +85,8 @@ public struct Configuration: Sendable, Equatable {
                 throw ConfigurationError("\(path): not UTF-8 text")
             }
             try configuration.load(text: text, origin: path)
-        } else if explicitPath != nil {
+        } else if explicitPath != nil && access(path, R_OK) != 0 {
+            // (A readable file with no contents, such as --config /dev/null, is an empty config.)
             throw ConfigurationError("cannot read config file \(path)")
         }
         for override in overrides {

@@ -74,10 +74,9 @@ extension Validator {
         guard let outcome = bestOCSP(signature, certificate: certificate, others: others, &report),
               let producedAt = outcome.producedAt else { return nil }
         if let responder = outcome.responder, !responder.policies.contains(Self.timeMarkResponderPolicy) {
-            report.add(.invalid, "time-mark", "the OCSP responder's certificate does not allow time-marks (policy \(Self.timeMarkResponderPolicy))")
+            report.add(.warning, "time-mark", "the OCSP responder's certificate does not name the time-mark policy \(Self.timeMarkResponderPolicy)")
         }
-        guard let nonce = outcome.response.nonce, let (algorithm, digest) = Self.digestInfo(nonce),
-              Digest.hash(signature.signatureValue, algorithm) == digest else {
+        guard let nonce = outcome.response.nonce, Self.nonceCovers(nonce, signature.signatureValue) else {
             report.add(.invalid, "time-mark", "the OCSP nonce does not match the signature value (not a time-mark of this signature)")
             return nil
         }
@@ -134,6 +133,12 @@ extension Validator {
 
     /// Certificates the trust authority knows (to find the signer's issuer for OCSP matching).
     var trustedCertificates: [Certificate]? { (trust as? CertificateSource)?.knownCertificates }
+
+    /// BDOC 2.1 nonces are a DigestInfo of the SignatureValue's hash; BDOC 1.0 ones the bare hash.
+    static func nonceCovers(_ nonce: [UInt8], _ signatureValue: [UInt8]) -> Bool {
+        if let (algorithm, digest) = digestInfo(nonce) { return Digest.hash(signatureValue, algorithm) == digest }
+        return DigestAlgorithm.allCases.contains { $0.length == nonce.count && Digest.hash(signatureValue, $0) == nonce }
+    }
 
     /// DigestInfo ::= SEQUENCE { AlgorithmIdentifier, OCTET STRING }, as a time-mark nonce holds it.
     static func digestInfo(_ bytes: [UInt8]) -> (DigestAlgorithm, [UInt8])? {

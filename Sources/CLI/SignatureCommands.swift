@@ -1,0 +1,86 @@
+import ASiC
+import Crypto
+import Foundation
+import Signing
+import Validation
+
+let signCommand = Command(
+    name: "sign",
+    synopsis: "sign CONTAINER --method METHOD [KEY=VALUE...]",
+    summary: "add a signature (XAdES LT: time-stamp and OCSP)",
+    details: """
+    The parameters are the ones the control files of a mount take (see asicfs(1)):
+    \(SigningMethod.allCases.map { "  " + $0.usage.split(separator: "\n")[0] }.joined(separator: "\n"))
+    Every method also takes role=, city=, state=, postal-code= and country=.
+    Without passphrase-file= the pkcs12 method asks for the passphrase on the terminal.
+    The signature is checked before it is written; if anything fails the container stays
+    exactly as it was. Settings: tsa-url, ocsp-url, profile (LT or B), trust-anchors, tsl.
+    """,
+    options: [OptionSpec(names: ["-m", "--method"], takesValue: true, help: "mobile-id, smart-id, id-card, pkcs11, pkcs12 or remote")],
+    run: { arguments, context in
+        try requirePositionals(arguments, atLeast: 1, "CONTAINER")
+        guard let name = arguments.value("--method") else { throw UsageError("missing --method") }
+        guard let method = SigningMethod(rawValue: name) else {
+            throw UsageError("unknown method '\(name)' (one of \(SigningMethod.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let parameters: SigningParameters
+        do { parameters = try method.parse(arguments.positionals.dropFirst().joined(separator: " ")) } catch let error as SigningParameterError {
+            throw UsageError(error.description)
+        }
+        let path = arguments.positionals[0]
+        let container = try Container.open(path)
+        let environment = try SignatureEnvironment(configuration: context.configuration)
+        let signer = try makeSigner(method, parameters)
+        let progress = ProgressLine("signing \(path)", quiet: context.quiet)
+        defer { progress.finish() }
+        let outcome = try SigningSession(container: container, signer: signer, environment: environment,
+                                         details: parameters.signerDetails).run { event in
+            switch event {
+            case .step(let text): progress.message(text)
+            case .verificationCode(let code):
+                progress.finish()
+                Terminal.out("verification code: \(code)")
+            case .waitingForUser(let what): progress.message(what)
+            }
+        }
+        progress.finish()
+        Terminal.out(outcome.summary)
+        return outcome.report.verdict == .invalid ? 1 : 0
+    })
+
+/// The signer for a command-line request; a PKCS#12 passphrase may come from the terminal.
+private func makeSigner(_ method: SigningMethod, _ parameters: SigningParameters) throws -> Signer {
+    if method == .pkcs12, parameters["passphrase-file"] == nil, let file = parameters["file"], isatty(STDIN_FILENO) == 1 {
+        let passphrase = try Terminal.readSecret(prompt: "Passphrase for \(file): ")
+        return try PKCS12Signer(file: file, passphrase: passphrase)
+    }
+    do { return try method.signer(parameters) } catch let error as SigningParameterError {
+        throw UsageError(error.description)
+    }
+}
+
+let verifyCommand = Command(
+    name: "verify",
+    synopsis: "verify CONTAINER [--json]",
+    summary: "validate every signature; exit 0 only if all are valid",
+    details: """
+    Checks each signature the way libdigidocpp does: data-file digests, the signature value,
+    the signing certificate and its trust when it was issued and at the time-stamp, its
+    qualification, the time-stamp, and the OCSP response. Verdicts: VALID,
+    VALID_WITH_WARNINGS, INDETERMINATE (trust or revocation cannot be established) and
+    INVALID, each with its reasons. Trust comes from the tsl, tsl-cert and trust-anchors
+    settings. --json prints the report as JSON (see asicfs(1) for its fields).
+    """,
+    options: [OptionSpec(names: ["--json"], takesValue: false, help: "print the report as JSON")],
+    run: { arguments, context in
+        try requirePositionals(arguments, atLeast: 1, "CONTAINER")
+        let container = try Container.open(arguments.positionals[0])
+        let environment = try SignatureEnvironment(configuration: context.configuration)
+        let report = environment.validator().validate(container)
+        if arguments.has("--json") {
+            FileHandle.standardOutput.write(Data(report.json.utf8))
+        } else {
+            FileHandle.standardOutput.write(Data(report.text.utf8))
+        }
+        return report.verdict.isAcceptable ? 0 : 1
+    })
