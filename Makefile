@@ -25,6 +25,7 @@ demo: build
 test: build fuzz-smoke unit-tests
 
 unit-tests: build
+	scripts/setup-pyasice.sh >/dev/null
 	scripts/run-tests.sh
 
 fuzz-smoke: deps

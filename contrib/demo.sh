@@ -3,6 +3,7 @@
 # and check the result with independent tools (unzip, Python's zipfile).
 set -euo pipefail
 asicfs=$(realpath "${1:-.build/debug/asicfs}")
+asicfs_src=$(realpath "$(dirname "$0")")
 signed=$(realpath "$(dirname "$0")/../Tests/Fixtures/libdigidocpp/tsl.asice")
 work=$(mktemp -d /tmp/asicfs-demo.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -77,6 +78,41 @@ run cat "mnt/.asicfs/signatures/$(ls mnt/.asicfs/signatures | head -n 1)/signer"
 if cp minutes.txt mnt/ 2>&1; then echo "unexpected success"; exit 1; fi
 run cat mnt/.asicfs/status/last-error
 run asicfs umount mnt
+
+step "A throwaway test PKI with an RFC 3161 time-stamp server and an OCSP responder on loopback"
+testpki="$(dirname "$asicfs_src")/contrib/testpki"
+mkdir pki
+python3 "$testpki/tsa_ocsp_server.py" --pki "$work/pki" --port 0 --exit-with-parent > server.out 2> server.err &
+server=$!
+trap 'kill $server 2>/dev/null; fusermount3 -u -z "$work/mnt" 2>/dev/null || true; rm -rf "$work"' EXIT
+for _ in $(seq 100); do grep -q '^PORT ' server.out 2>/dev/null && break; sleep 0.05; done
+port=$(sed -n 's/^PORT //p' server.out)
+run "$testpki/mkpki.sh" "$work/pki" "http://127.0.0.1:$port/ocsp" > /dev/null
+openssl x509 -in pki/signer.pem -noout -subject -nameopt utf8
+printf 'test1234\n' > pki/passphrase
+chmod 600 pki/passphrase
+# The demo's settings: this TSA, and the test root as the only trust anchor (no EU trusted list).
+export XDG_CONFIG_HOME="$work/config"
+mkdir -p config/asicfs
+cat > config/asicfs/config <<CONF
+tsa-url = http://127.0.0.1:$port/tsa
+tsl = none
+trust-anchors = $work/pki/root.pem
+cache-dir = $work/cache
+CONF
+run cat config/asicfs/config
+
+step "Sign with the command line (PKCS#12 identity; XAdES LT: time-stamp + OCSP)"
+cp doc.asice cli-signed.asice
+run asicfs sign cli-signed.asice --method pkcs12 file=pki/signer.p12 passphrase-file=pki/passphrase role=Author city=Tallinn
+run asicfs verify cli-signed.asice
+run unzip -l cli-signed.asice
+
+step "A wrong passphrase: one clear error, the container unchanged"
+printf 'wrong\n' > pki/wrong
+cp doc.asice unsigned.asice
+if asicfs sign unsigned.asice --method pkcs12 file=pki/signer.p12 passphrase-file=pki/wrong; then echo "unexpected success"; exit 1; fi
+cmp doc.asice unsigned.asice && echo "container unchanged"
 
 step "Refusals keep the container intact"
 cp doc.asice before.asice
