@@ -13,3 +13,11 @@ static inline CURLcode ccurl_setopt_writefn(CURL *c, size_t (*fn)(char *, size_t
 static inline CURLcode ccurl_getinfo_long(CURL *c, CURLINFO i, long *v) { return curl_easy_getinfo(c, i, v); }
 static inline CURLcode ccurl_getinfo_str(CURL *c, CURLINFO i, char **v) { return curl_easy_getinfo(c, i, v); }
 #endif
+
+// The progress callback (Sources/HTTP): lets a cancelled request stop mid-transfer.
+#ifndef ASICFS_CCURL_SHIM_XFERINFO_H
+#define ASICFS_CCURL_SHIM_XFERINFO_H
+static inline CURLcode ccurl_setopt_xferinfofn(CURL *c, int (*fn)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t)) {
+    return curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, fn);
+}
+#endif

@@ -33,3 +33,15 @@ static inline STACK_OF(X509) *copenssl_sk_x509_new(void) { return sk_X509_new_nu
 static inline int copenssl_sk_x509_push(STACK_OF(X509) *s, X509 *x) { return sk_X509_push(s, x); }
 static inline void copenssl_sk_x509_free(STACK_OF(X509) *s) { sk_X509_free(s); }
 #endif
+
+// Time-stamp and OCSP helpers (Crypto/TimeStamp*.swift, Crypto/OCSP*.swift): headers and stack macros.
+#ifndef ASICFS_COPENSSL_SHIM_TS_OCSP_H
+#define ASICFS_COPENSSL_SHIM_TS_OCSP_H
+#include <openssl/cms.h>
+#include <openssl/rand.h>
+static inline int copenssl_sk_utf8string_num(const STACK_OF(ASN1_UTF8STRING) *s) { return sk_ASN1_UTF8STRING_num(s); }
+static inline ASN1_UTF8STRING *copenssl_sk_utf8string_value(const STACK_OF(ASN1_UTF8STRING) *s, int i) { return sk_ASN1_UTF8STRING_value(s, i); }
+static inline int copenssl_sk_cms_signerinfo_num(STACK_OF(CMS_SignerInfo) *s) { return sk_CMS_SignerInfo_num(s); }
+static inline CMS_SignerInfo *copenssl_sk_cms_signerinfo_value(STACK_OF(CMS_SignerInfo) *s, int i) { return sk_CMS_SignerInfo_value(s, i); }
+static inline const ASN1_ITEM *copenssl_ocsp_respdata_item(void) { return ASN1_ITEM_rptr(OCSP_RESPDATA); }
+#endif

@@ -5,29 +5,23 @@ import XCTest
 /// The throwaway PKI (contrib/testpki/mkpki.sh) and the loopback TSA/OCSP services
 /// (contrib/testpki/tsa_ocsp_server.py), checked with openssl as an independent client.
 final class TestPKITests: XCTestCase {
-    static let contrib: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.path + "/contrib/testpki"
-    }()
-
     private var folder = ""
+    private var made: TestPKI!
 
     override func setUpWithError() throws {
         folder = NSTemporaryDirectory() + "asicfs-pki-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         addTeardownBlock { [folder] in try? FileManager.default.removeItem(atPath: folder) }
-        let made = try Shell.run(Self.contrib + "/mkpki.sh", [folder + "/pki", "http://127.0.0.1:1/ocsp"])
-        XCTAssertEqual(made.status, 0, made.stderr)
     }
 
-    private func pki(_ name: String) -> String { folder + "/pki/" + name }
+    private func pki(_ name: String) -> String { made.path(name) }
 
     private func text(_ certificate: String) throws -> String {
         try Shell.run("openssl", ["x509", "-in", pki(certificate), "-noout", "-text", "-nameopt", "utf8"]).stdout
     }
 
     func testTheCertificatesLookLikeTheRealOnes() throws {
+        made = try TestPKI.make(in: folder + "/pki", ocspURL: "http://127.0.0.1:1/ocsp")
         let chain = try Shell.run("openssl", ["verify", "-CAfile", pki("root.pem"), "-untrusted", pki("issuing.pem"),
                                               pki("signer.pem"), pki("revoked.pem"), pki("ocsp.pem"), pki("ocsp-rsa.pem")])
         XCTAssertEqual(chain.status, 0, chain.stdout + chain.stderr)
@@ -51,24 +45,11 @@ final class TestPKITests: XCTestCase {
     }
 
     func testTheTimeStampAndOCSPServicesAnswerOnLoopback() throws {
-        let portFile = folder + "/port"
-        let server = try Shell.spawn("/usr/bin/python3", [Self.contrib + "/tsa_ocsp_server.py", "--pki", pki("")],
-                                     stdout: portFile, stderr: folder + "/server.err")
-        defer {
-            kill(server, SIGTERM)
-            _ = Shell.wait(server)
-        }
-        var port = ""
-        let deadline = Date().addingTimeInterval(10)
-        while port.isEmpty && Date() < deadline {
-            if let line = try? String(contentsOfFile: portFile, encoding: .utf8), line.hasPrefix("PORT ") {
-                port = line.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines)
-            } else {
-                usleep(20_000)
-            }
-        }
-        XCTAssertFalse(port.isEmpty, "the server printed its port")
-        let base = "http://127.0.0.1:\(port)"
+        let services = try TestServices.start(makingPKIIn: folder + "/pki")
+        defer { services.stop() }
+        made = services.pki
+        let base = services.baseURL
+        XCTAssertTrue(try text("signer.pem").contains("OCSP - URI:\(base)/ocsp"), "the signer's AIA names this server")
 
         try Data("data to time-stamp\n".utf8).write(to: URL(fileURLWithPath: folder + "/data.txt"))
         let stamp = try Shell.sh("""

@@ -6,7 +6,10 @@ Serves a PKI made by mkpki.sh (run from its folder or give --pki):
   POST /ocsp      application/ocsp-request    -> application/ocsp-response   (EC responder)
   POST /ocsp-rsa  the same, signed by the RSA responder (for peers that only verify RSA)
 Every OCSP answer is made fresh from index.txt (a revocation shows at once). Binds 127.0.0.1 only;
-prints "PORT n" once listening (--port 0 picks a free port). Standard library only.
+prints "PORT n" once listening (--port 0 picks a free port). The PKI folder is read per request,
+so the server may start before mkpki.sh fills it (that is how a test learns the port to put in
+the signer's AIA). --exit-with-parent stops it when the process that started it dies, so a
+crashed test leaves no server behind. Standard library only.
 """
 import argparse
 import http.server
@@ -15,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 TSA_LOCK = threading.Lock()  # openssl ts -reply shares one serial file
 
@@ -63,11 +67,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self._reply(200, f.read(), content_type)
 
 
+def watch_parent(parent):
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--pki", default=".")
+    parser.add_argument("--exit-with-parent", action="store_true")
     args = parser.parse_args()
+    if args.exit_with_parent:
+        threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True).start()
     Handler.pki = os.path.abspath(args.pki)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     print(f"PORT {server.server_address[1]}", flush=True)

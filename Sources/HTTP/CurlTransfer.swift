@@ -1,0 +1,37 @@
+import CCurl
+
+/// The state libcurl's callbacks share during one transfer: the body so far, the size limit,
+/// and the cancellation flag. Reached from C through an unretained pointer that `send` keeps alive.
+final class CurlTransfer {
+    private(set) var body: [UInt8] = []
+    private(set) var exceededLimit = false
+    private let limit: Int
+    private let cancellation: Cancellation?
+
+    init(limit: Int, cancellation: Cancellation?) {
+        self.limit = limit
+        self.cancellation = cancellation
+    }
+
+    /// CURLOPT_WRITEFUNCTION: keep the bytes, or return 0 (curl then fails the transfer) past the limit.
+    static let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+        data, size, count, context in
+        guard let context else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        let length = size * count
+        guard transfer.body.count + length <= transfer.limit else {
+            transfer.exceededLimit = true
+            return 0
+        }
+        if let data, length > 0 { transfer.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length)) }
+        return length
+    }
+
+    /// CURLOPT_XFERINFOFUNCTION: non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+    static let progress: @convention(c) (UnsafeMutableRawPointer?, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> Int32 = {
+        context, _, _, _, _ in
+        guard let context else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        return transfer.cancellation?.isCancelled == true ? 1 : 0
+    }
+}

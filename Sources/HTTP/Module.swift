@@ -1,1 +1,0 @@
-// The libcurl client lives here (see HTTPClient.swift).

@@ -1,5 +1,0 @@
-import XCTest
-
-final class CryptoTestsPlaceholder: XCTestCase {
-    func testModuleLoads() { XCTAssertTrue(true) }
-}

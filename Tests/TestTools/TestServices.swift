@@ -1,0 +1,127 @@
+import Foundation
+
+/// A throwaway PKI made by contrib/testpki/mkpki.sh: the paths of what it made.
+public struct TestPKI: Sendable {
+    /// The folder mkpki.sh filled.
+    public let folder: String
+    /// The OCSP URL written into the signers' AIA.
+    public let ocspURL: String
+    public static let passphrase = "test1234"
+
+    public var root: String { path("root.pem") }
+    public var issuing: String { path("issuing.pem") }
+    public var signer: String { path("signer.pem") }
+    public var signerP12: String { path("signer.p12") }
+    public var revoked: String { path("revoked.pem") }
+    public var revokedP12: String { path("revoked.p12") }
+    /// The EC (P-256) OCSP responder; `ocspRSA` is the RSA one.
+    public var ocsp: String { path("ocsp.pem") }
+    public var ocspRSA: String { path("ocsp-rsa.pem") }
+    public var tsa: String { path("tsa.pem") }
+    /// issuing.pem then root.pem.
+    public var chain: String { path("chain.pem") }
+
+    public func path(_ name: String) -> String { folder + "/" + name }
+
+    /// Runs mkpki.sh into `folder` (created if missing) with `ocspURL` in the signers' AIA.
+    public static func make(in folder: String, ocspURL: String) throws -> TestPKI {
+        let made = try Shell.run(TestServices.contrib + "/mkpki.sh", [folder, ocspURL])
+        guard made.status == 0 else { throw ShellError("mkpki.sh failed (\(made.status)): \(made.stderr)") }
+        return TestPKI(folder: folder, ocspURL: ocspURL)
+    }
+}
+
+/// The loopback TSA and OCSP responders of contrib/testpki/tsa_ocsp_server.py, serving one PKI.
+/// Stopped by `stop()` or when released; the server also exits by itself if the test process dies.
+public final class TestServices: Sendable {
+    public let pki: TestPKI
+    public let baseURL: String
+    public var tsaURL: String { baseURL + "/tsa" }
+    /// Answers signed by the EC responder (ocsp.pem).
+    public var ocspURL: String { baseURL + "/ocsp" }
+    /// Answers signed by the RSA responder (ocsp-rsa.pem).
+    public var ocspRSAURL: String { baseURL + "/ocsp-rsa" }
+    private let server: LoopbackProcess
+
+    static let contrib: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path + "/contrib/testpki"
+    }()
+
+    private init(pki: TestPKI, server: LoopbackProcess) {
+        self.pki = pki
+        self.server = server
+        baseURL = "http://127.0.0.1:\(server.port)"
+    }
+
+    /// Serves an existing PKI. Its signers' AIA names whatever URL it was made with, not this server.
+    public static func start(pki: TestPKI) throws -> TestServices {
+        TestServices(pki: pki, server: try launch(serving: pki.folder))
+    }
+
+    /// Starts the server first, then makes the PKI in `folder` with this server's `/ocsp` in the
+    /// signers' AIA (the server reads the folder per request, so it may start while it is empty).
+    /// Use this when the code under test finds the responder through the certificate.
+    public static func start(makingPKIIn folder: String) throws -> TestServices {
+        let server = try launch(serving: folder)
+        let pki = try TestPKI.make(in: folder, ocspURL: "http://127.0.0.1:\(server.port)/ocsp")
+        return TestServices(pki: pki, server: server)
+    }
+
+    public func stop() { server.stop() }
+
+    private static func launch(serving folder: String) throws -> LoopbackProcess {
+        try LoopbackProcess.start("/usr/bin/python3", [contrib + "/tsa_ocsp_server.py", "--pki", folder,
+                                                      "--port", "0", "--exit-with-parent"])
+    }
+}
+
+/// A program that listens on 127.0.0.1 and prints "PORT n" once it does (the loopback servers
+/// the tests spawn). Stopped by `stop()` or when released.
+public final class LoopbackProcess: @unchecked Sendable {
+    public let port: Int
+    private let lock = NSLock()
+    private var pid: pid_t?
+
+    private init(pid: pid_t, port: Int) {
+        self.pid = pid
+        self.port = port
+    }
+
+    deinit { stop() }
+
+    public func stop() {
+        lock.lock()
+        let running = pid
+        pid = nil
+        lock.unlock()
+        guard let running else { return }
+        kill(running, SIGTERM)
+        _ = Shell.wait(running)
+    }
+
+    /// Spawns the program and waits (at most 10 s) for its "PORT n" line.
+    public static func start(_ program: String, _ arguments: [String]) throws -> LoopbackProcess {
+        let base = NSTemporaryDirectory() + "asicfs-loopback-\(getpid())-\(UUID().uuidString.prefix(8))"
+        defer { unlink(base + ".out"); unlink(base + ".err") }
+        let pid = try Shell.spawn(program, arguments, stdout: base + ".out", stderr: base + ".err")
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let text = try? String(contentsOfFile: base + ".out", encoding: .utf8),
+               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT ") }),
+               let port = Int(line.dropFirst(5).trimmingCharacters(in: .whitespaces)) {
+                return LoopbackProcess(pid: pid, port: port)
+            }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                let why = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
+                throw ShellError("\(program) exited before listening: \(why)")
+            }
+            usleep(20_000)
+        }
+        kill(pid, SIGTERM)
+        _ = Shell.wait(pid)
+        throw ShellError("\(program) did not print its port within 10 s")
+    }
+}
