@@ -1,5 +1,0 @@
-import XCTest
-
-final class TrustTestsPlaceholder: XCTestCase {
-    func testModuleLoads() { XCTAssertTrue(true) }
-}

@@ -1,0 +1,142 @@
+import Crypto
+
+/// The certificates of `Tests/Fixtures/libdigidocpp/tsl.asice` (libdigidocpp's test corpus), the
+/// container every `EE_T-*.xml` trust-list scenario is about. Copied out of its
+/// `META-INF/signatures0.xml` with openssl:
+/// - signer: `ds:KeyInfo/ds:X509Data/ds:X509Certificate` (MÄNNIK,MARI-LIIS, notBefore 2013-04-23T11:49:30Z);
+/// - issuingCA and ocspResponder: the two `xades:CertificateValues/EncapsulatedX509Certificate`;
+/// - timeStampAuthority: the signer certificate inside `SignatureTimeStamp/EncapsulatedTimeStamp`
+///   (`openssl pkcs7 -inform der -print_certs`).
+/// `testEmbeddedCertificatesComeFromTslAsice` checks that each one really is in that file.
+enum TslAsice {
+    /// MÄNNIK,MARI-LIIS,47101010033, issued by TEST of ESTEID-SK 2011.
+    static let signerPEM = """
+    -----BEGIN CERTIFICATE-----
+    MIIE/TCCA+WgAwIBAgIQJw9uhQnKff9RdnVKwzk1OzANBgkqhkiG9w0BAQUFADBs
+    MQswCQYDVQQGEwJFRTEiMCAGA1UECgwZQVMgU2VydGlmaXRzZWVyaW1pc2tlc2t1
+    czEfMB0GA1UEAwwWVEVTVCBvZiBFU1RFSUQtU0sgMjAxMTEYMBYGCSqGSIb3DQEJ
+    ARYJcGtpQHNrLmVlMB4XDTEzMDQyMzExNDkzMFoXDTE4MDEyOTIxNTk1OVowgZ4x
+    CzAJBgNVBAYTAkVFMQ8wDQYDVQQKDAZFU1RFSUQxGjAYBgNVBAsMEWRpZ2l0YWwg
+    c2lnbmF0dXJlMSYwJAYDVQQDDB1Nw4ROTklLLE1BUkktTElJUyw0NzEwMTAxMDAz
+    MzEQMA4GA1UEBAwHTcOETk5JSzESMBAGA1UEKgwJTUFSSS1MSUlTMRQwEgYDVQQF
+    Ews0NzEwMTAxMDAzMzCCASIwDQYJKoZIhvcNAQEBBQADggEPADCCAQoCggEAvux3
+    1Xn+PjrRI18+wvw8orzu3rdfc0CUCLlUX7CB7gvTfavA6u+K3QUhGea1uKIKrm3T
+    /LYNFdZSv81cg3n/Luf4MPaIzCkV6bDn4wez4Cw/hZi2t57rFZ+jrf2E+ZcD2RJn
+    vyF6aUv6V6Pwi9H+LMCbHf8ZuCyzHe61uQKSMswqvBWNxVp7Q4doAvZ5d60HlrGB
+    YWSHVPnggNX6ywtYXeWMgBRY7mo1RQbOFZdX+YiKfEMcghOJBpd+5DEI5MN1IWtc
+    q8bZ7B565ixKOZx46jO+gUg1qDeZIy7Dep+Js9BJRL0cWl4H33cWHCoW0SBWcZ0J
+    OWxn7uF5ITS8vOMuYwIEQAAAgaOCAWYwggFiMAkGA1UdEwQCMAAwDgYDVR0PAQH/
+    BAQDAgZAMIGZBgNVHSAEgZEwgY4wgYsGCisGAQQBzh8DAQEwfTBYBggrBgEFBQcC
+    AjBMHkoAQQBpAG4AdQBsAHQAIAB0AGUAcwB0AGkAbQBpAHMAZQBrAHMALgAgAE8A
+    bgBsAHkAIABmAG8AcgAgAHQAZQBzAHQAaQBuAGcALjAhBggrBgEFBQcCARYVaHR0
+    cDovL3d3dy5zay5lZS9jcHMvMB0GA1UdDgQWBBR2120coWbnCXhQXzTXiWncrVJm
+    6TAiBggrBgEFBQcBAwQWMBQwCAYGBACORgEBMAgGBgQAjkYBBDAfBgNVHSMEGDAW
+    gBRBtv7FsbG0UxOM+vpi0DRtbSI0CjBFBgNVHR8EPjA8MDqgOKA2hjRodHRwOi8v
+    d3d3LnNrLmVlL3JlcG9zaXRvcnkvY3Jscy90ZXN0X2VzdGVpZDIwMTEuY3JsMA0G
+    CSqGSIb3DQEBBQUAA4IBAQCrP4ozNcPeD5Wyji5PRg3odtydVKVYKN+O6fnl0QLP
+    nEzYjksMJWgdecSK1mti+oW6oZCY8sQ8sCORMy78CFv3Hs7ntxsnY288lRXIit0y
+    3bphyhk50FCXsvoAPR/qNbtHzC4ETwIcsyOa5yHg6FR9yjGTv4n84SXtVazCLuU8
+    xAyVlIFf83R/uGOTf5crEU/e1mDG1jl0VRAw+3P8XIazHGWJPi4jVYzSaGQitOxr
+    FHKwej+E51wFFL+WDj6vjSCmcQ6iv0kozQbDmr1FbfrD0vKpuFMiInrQ2g0imvsa
+    GxIkWjocyBBwYTg/pY/zDt6z3VQeQ1OU/hoOvbk71f5f
+    -----END CERTIFICATE-----
+    """
+    /// TEST of ESTEID-SK 2011 (the CA/QC service of the scenarios).
+    static let issuingCAPEM = """
+    -----BEGIN CERTIFICATE-----
+    MIIEuzCCA6OgAwIBAgIQSxRID7FoIaNNdNhBeucLvDANBgkqhkiG9w0BAQUFADB9
+    MQswCQYDVQQGEwJFRTEiMCAGA1UECgwZQVMgU2VydGlmaXRzZWVyaW1pc2tlc2t1
+    czEwMC4GA1UEAwwnVEVTVCBvZiBFRSBDZXJ0aWZpY2F0aW9uIENlbnRyZSBSb290
+    IENBMRgwFgYJKoZIhvcNAQkBFglwa2lAc2suZWUwHhcNMTEwMzA3MTMwNjA5WhcN
+    MjMwOTA3MTIwNjA5WjBsMQswCQYDVQQGEwJFRTEiMCAGA1UECgwZQVMgU2VydGlm
+    aXRzZWVyaW1pc2tlc2t1czEfMB0GA1UEAwwWVEVTVCBvZiBFU1RFSUQtU0sgMjAx
+    MTEYMBYGCSqGSIb3DQEJARYJcGtpQHNrLmVlMIIBIjANBgkqhkiG9w0BAQEFAAOC
+    AQ8AMIIBCgKCAQEA0SMr+A2QGMJuNpu60MgqKG0yLL7JfvjNtgs2hqWADDn1AQeD
+    79o+8r4SRYp9kowSFA8E1v38XXTHRq3nSZeToOC5DMAWjsKlm4x8hwwp31BXCs/H
+    rl9VmikIgAlaHvv3Z+MzS6qeLdzyYi/glPVrY42A6/kBApOJlOVLvAFdySNmFkY+
+    Ky7MZ9jbBr+Nx4py/V7xm9VD62Oe1lku4S4qd+VYcQ5jftbr4OFjBp9Nn58/5svQ
+    xrLjv3B67i19d7sNh7UPnMiO6BeBb6yb3P1lqdHofE1lElStIPViJlzjPOh4puxW
+    adHDvVYUCJgW2aM58mTfjFhZbVfcrVn5OyIiTQIDAQABo4IBRjCCAUIwDwYDVR0T
+    AQH/BAUwAwEB/zAOBgNVHQ8BAf8EBAMCAQYwgZkGA1UdIASBkTCBjjCBiwYKKwYB
+    BAHOHwMBATB9MFgGCCsGAQUFBwICMEweSgBBAGkAbgB1AGwAdAAgAHQAZQBzAHQA
+    aQBtAGkAcwBlAGsAcwAuACAATwBuAGwAeQAgAGYAbwByACAAdABlAHMAdABpAG4A
+    ZwAuMCEGCCsGAQUFBwIBFhVodHRwczovL3d3dy5zay5lZS9DUFMwHQYDVR0OBBYE
+    FEG2/sWxsbRTE4z6+mLQNG1tIjQKMB8GA1UdIwQYMBaAFLU0Cp2lLxDF5yEOvsSx
+    ZUcbA3b+MEMGA1UdHwQ8MDowOKA2oDSGMmh0dHBzOi8vd3d3LnNrLmVlL3JlcG9z
+    aXRvcnkvY3Jscy90ZXN0X2VlY2NyY2EuY3JsMA0GCSqGSIb3DQEBBQUAA4IBAQBd
+    h5R23K7qkrO78j51xN6CR2qwxUcK/cgcTLWv0obPmJ7jRax3PX0pFhaUE6EhAR0d
+    gS4u6XZrjPgVrt/mwq1h8lJP1MF2ueAHKyS0SGj7aFLkcC+ULwu1k6yiortFJ0Ds
+    49ZGA+ioGzYWPQ+g1Zl4wSDIz52ot0cHUijnf39Szq7E2z7MDfZkYg8HZeHrO493
+    EFghXcnSH7J7z47cgP3GWFNUKv1V2c0eVE4OxRulZ3KmBLPWbJKZ0TyGa/Aooc+T
+    orEjxz//WzcF/Sklp4FeD0MU39UURIlg7LfEcm832bPzZzVGFd4drBd5Dy0Uquu6
+    3kW7RDqr+wQFSxKr9DIH
+    -----END CERTIFICATE-----
+    """
+    /// TEST of SK OCSP RESPONDER 2011.
+    static let ocspResponderPEM = """
+    -----BEGIN CERTIFICATE-----
+    MIIEijCCA3KgAwIBAgIQaI8x6BnacYdNdNwlYnn/mzANBgkqhkiG9w0BAQUFADB9
+    MQswCQYDVQQGEwJFRTEiMCAGA1UECgwZQVMgU2VydGlmaXRzZWVyaW1pc2tlc2t1
+    czEwMC4GA1UEAwwnVEVTVCBvZiBFRSBDZXJ0aWZpY2F0aW9uIENlbnRyZSBSb290
+    IENBMRgwFgYJKoZIhvcNAQkBFglwa2lAc2suZWUwHhcNMTEwMzA3MTMyMjQ1WhcN
+    MjQwOTA3MTIyMjQ1WjCBgzELMAkGA1UEBhMCRUUxIjAgBgNVBAoMGUFTIFNlcnRp
+    Zml0c2VlcmltaXNrZXNrdXMxDTALBgNVBAsMBE9DU1AxJzAlBgNVBAMMHlRFU1Qg
+    b2YgU0sgT0NTUCBSRVNQT05ERVIgMjAxMTEYMBYGCSqGSIb3DQEJARYJcGtpQHNr
+    LmVlMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA0cw6Cja17BbYbHi6
+    frwccDI4BIQLk/fiCE8L45os0xhPgEGR+EHE8LPCIqofPgf4gwN1vDE6cQNUlK0O
+    d+Ush39i9Z45esnfpGq+2HsDJaFmFr5+uC1MEz5Kn1TazEvKbRjkGnSQ9BertlGe
+    r2BlU/kqOk5qA5RtJfhT0psc1ixKdPipv59wnf+nHx1+T+fPWndXVZLoDg4t3w8l
+    IvIE/KhOSMlErvBIHIAKV7yH1hOxyeGLghqzMiAn3UeTEOgoOS9URv0C/T5C3mH+
+    Y/uakMSxjNuz41PneimCzbEJZJRiEaMIj8qPAubcbL8GtY03MWmfNtX6/wh6u6TM
+    fW8S2wIDAQABo4H+MIH7MBYGA1UdJQEB/wQMMAoGCCsGAQUFBwMJMB0GA1UdDgQW
+    BBR9/5CuRokEgGiqSzYuZGYAogl8TzCBoAYDVR0gBIGYMIGVMIGSBgorBgEEAc4f
+    AwEBMIGDMFgGCCsGAQUFBwICMEweSgBBAGkAbgB1AGwAdAAgAHQAZQBzAHQAaQBt
+    AGkAcwBlAGsAcwAuACAATwBuAGwAeQAgAGYAbwByACAAdABlAHMAdABpAG4AZwAu
+    MCcGCCsGAQUFBwIBFhtodHRwOi8vd3d3LnNrLmVlL2FqYXRlbXBlbC8wHwYDVR0j
+    BBgwFoAUtTQKnaUvEMXnIQ6+xLFlRxsDdv4wDQYJKoZIhvcNAQEFBQADggEBAAba
+    j7kTruTAPHqToye9ZtBdaJ3FZjiKug9/5RjsMwDpOeqFDqCorLd+DBI4tgdu0g4l
+    haI3aVnKdRBkGV18kqp84uU97JRFWQEf6H8hpJ9k/LzAACkP3tD+0ym+md532mV+
+    nRz1Jj+RPLAUk9xYMV7KPczZN1xnl2wZDJwBbQpcSVH1DjlZv3tFLHBLIYTS6qOK
+    4SxStcgRq7KdRczfW6mfXzTCRWM3G9nmDei5Q3+XTED41j8szRWglzYf6zOv4djk
+    ja64WYraQ5zb4x8Xh7qTCk6UupZ7je+0oRfuz0h/3zyRdjcRPkjloSpQp/NG8Rmr
+    cnr874p8d9fdwCrRI7U=
+    -----END CERTIFICATE-----
+    """
+    /// DEMO of SK TSA 2014.
+    static let timeStampAuthorityPEM = """
+    -----BEGIN CERTIFICATE-----
+    MIIEFTCCAv2gAwIBAgIQTqz7bCP8W45UBZa7tztTTDANBgkqhkiG9w0BAQsFADB9
+    MQswCQYDVQQGEwJFRTEiMCAGA1UECgwZQVMgU2VydGlmaXRzZWVyaW1pc2tlc2t1
+    czEwMC4GA1UEAwwnVEVTVCBvZiBFRSBDZXJ0aWZpY2F0aW9uIENlbnRyZSBSb290
+    IENBMRgwFgYJKoZIhvcNAQkBFglwa2lAc2suZWUwHhcNMTQwOTAyMTAwNjUxWhcN
+    MjQwOTAyMTAwNjUxWjBdMQswCQYDVQQGEwJFRTEiMCAGA1UECgwZQVMgU2VydGlm
+    aXRzZWVyaW1pc2tlc2t1czEMMAoGA1UECwwDVFNBMRwwGgYDVQQDDBNERU1PIG9m
+    IFNLIFRTQSAyMDE0MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAysgr
+    VnVPxH8jNgCsJw0y+7fmmBDTM/tNB+xielnP9KcuQ+nyTgNu1JMpnry7Rh4ndr54
+    rPLXNGVdb/vsgsi8B558DisPVUn3Rur3/8XQ+BCkhTQIg1cSmyCsWxJgeaQKJi6W
+    GVaQWB2he35aVhL5F6ae/gzXT3sGGwnWujZkY9o5RapGV15+/b7Uv+7jWYFAxcD6
+    ba5jI00RY/gmsWwKb226Rnz/pXKDBfuN3ox7y5/lZf5+MyIcVe1qJe7VAJGpJFjN
+    q+BEEdvfqvJ1PiGQEDJAPhRqahVjBSzqZhJQoL3HI42NRCFwarvdnZYoCPxjeYpA
+    ynTHgNR7kKGX1iQ8OQIDAQABo4GwMIGtMA4GA1UdDwEB/wQEAwIGwDAWBgNVHSUB
+    Af8EDDAKBggrBgEFBQcDCDAdBgNVHQ4EFgQUJwScZQxzlzySVqZXviXpKZDV5Nww
+    HwYDVR0jBBgwFoAUtTQKnaUvEMXnIQ6+xLFlRxsDdv4wQwYDVR0fBDwwOjA4oDag
+    NIYyaHR0cHM6Ly93d3cuc2suZWUvcmVwb3NpdG9yeS9jcmxzL3Rlc3RfZWVjY3Jj
+    YS5jcmwwDQYJKoZIhvcNAQELBQADggEBAIq02SVKwP1UolKjqAQe7SVY/Kgi++G2
+    kqAd40UmMqa94GTu91LFZR5TvdoyZjjnQ2ioXh5CV2lflUy/lUrZMDpqEe7IbjZW
+    5+b9n5aBvXYJgDua9SYjMOrcy3siytqq8UbNgh79ubYgWhHhJSnLWK5YJ+5vQjTp
+    OMdRsLp/D+FhTUa6mP0UDY+U82/tFufkd9HW4zbalUWhQgnNYI3oo0CsZ0HExuyn
+    OOZmM1Bf8PzD6etlLSKkYB+mB77Omqgflzz+Jjyh45o+305MRzHDFeJZx7WxC+XT
+    NWQ0ZFTFfc0ozxxzUWUlfNfpWyQh3+4LbeSQRWrNkbNRfCpYotyM6AY=
+    -----END CERTIFICATE-----
+    """
+
+    static var signer: Certificate { certificate(signerPEM) }
+    static var issuingCA: Certificate { certificate(issuingCAPEM) }
+    static var ocspResponder: Certificate { certificate(ocspResponderPEM) }
+    static var timeStampAuthority: Certificate { certificate(timeStampAuthorityPEM) }
+
+    private static func certificate(_ pem: String) -> Certificate {
+        guard let certificate = Certificate.all(pem: Array(pem.utf8)).first else { fatalError("unreadable fixture PEM") }
+        return certificate
+    }
+}
