@@ -49,7 +49,7 @@ let package = Package(
         .executableTarget(name: "fuzz-zip", dependencies: ["ASiC", "FuzzSupport"], path: "Fuzz/fuzz-zip"),
         .executableTarget(name: "fuzz-manifest", dependencies: ["ASiC", "FuzzSupport"], path: "Fuzz/fuzz-manifest"),
         // Benchmark harness (run by `make bench`, not by CI).
-        .executableTarget(name: "asicfs-bench", dependencies: ["ASiC"], path: "Benchmarks/asicfs-bench"),
+        .executableTarget(name: "asicfs-bench", dependencies: ["ASiC", "Crypto", "Signing"], path: "Benchmarks/asicfs-bench"),
 
         // Test data shared by the test targets lives in Tests/Fixtures (see its READMEs).
         .testTarget(name: "ASiCTests", dependencies: ["ASiC", "TestTools"]),

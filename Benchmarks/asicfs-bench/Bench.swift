@@ -7,6 +7,8 @@
 // `unzip -p`), so its RESULT line goes to standard error.
 
 import ASiC
+import Crypto
+import Signing
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -19,6 +21,8 @@ struct Bench {
                asicfs-bench random  CONTAINER NAME [--count 2000] [--size 4096] [--seed N] [--warm] [--verify PLAIN]
                asicfs-bench add     CONTAINER FILE [--name NAME] [--rewrite]
                asicfs-bench create  CONTAINER FILE... [--level N]
+               asicfs-bench digest  CONTAINER NAME
+               asicfs-bench digest-file FILE
 
           extract  stream one data file to stdout (like `unzip -p`). --via stream (default) uses
                    Container.read (sequential, CRC-checked); --via content reads it front to back
@@ -30,6 +34,8 @@ struct Bench {
           add      one ContainerEdit.add + save of FILE; --rewrite forces the full-rewrite path
                    (added under a temporary name, then renamed) instead of the append path.
           create   Container.create with the files (for ad-hoc inputs; the script uses Python).
+          digest   the SHA-256 a signing computes for one data file (DataFileDigest: streamed out
+                   of the container, CRC-checked); digest-file the same hash of a plain file.
         """
 
     static func main() {
@@ -42,6 +48,8 @@ struct Bench {
             case "random": try random(Options(args))
             case "add": try add(Options(args))
             case "create": try create(Options(args))
+            case "digest": try digest(Options(args))
+            case "digest-file": try digestFile(Options(args))
             case "-h", "--help", "help": print(usage)
             default: fail("unknown command '\(command)'\n\(usage)")
             }
@@ -186,6 +194,49 @@ struct Bench {
         let container = try Container.create(at: path, files: Array(files), compressionLevel: Int32(o.int("--level") ?? 6))
         print("RESULT create container_bytes=\(container.fileSize) files=\(files.count) "
               + "seconds=\(fmt(now() - t0, 3)) peak_rss_kib=\(peakRSSKiB())")
+    }
+}
+
+// MARK: - digest
+
+extension Bench {
+    static func digest(_ o: Options) throws {
+        let (path, name) = (try o.positional(0, "CONTAINER"), try o.positional(1, "NAME"))
+        let container = try Container.open(path)
+        let size = container.dataFile(named: name)?.size ?? 0
+        let t0 = now()
+        let cpu0 = cpuSeconds()
+        let digest = try DataFileDigest.sha256(of: name, in: container)
+        let seconds = now() - t0
+        print("RESULT digest bytes=\(size) seconds=\(fmt(seconds, 3)) mib_per_s=\(fmt(Double(size) / 1_048_576 / seconds, 1)) "
+              + "cpu_seconds=\(fmt(cpuSeconds() - cpu0, 3)) sha256=\(digest.hexString)")
+    }
+
+    static func digestFile(_ o: Options) throws {
+        let path = try o.positional(0, "FILE")
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { fail("cannot open \(path)") }
+        defer { close(fd) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+        defer { buffer.deallocate() }
+        let hasher = Hasher(.sha256)
+        var total = 0
+        let t0 = now()
+        while true {
+            let n = read(fd, buffer.baseAddress, buffer.count)
+            if n <= 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            total += n
+        }
+        let digest = hasher.finish()
+        let seconds = now() - t0
+        print("RESULT digest-file bytes=\(total) seconds=\(fmt(seconds, 3)) mib_per_s=\(fmt(Double(total) / 1_048_576 / seconds, 1)) sha256=\(digest.hexString)")
+    }
+
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 }
 

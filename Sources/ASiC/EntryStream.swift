@@ -15,14 +15,15 @@ enum EntryStream {
         defer { output.deallocate() }
         var crc: UInt32 = 0
         var produced: Int64 = 0
+        let worker = location.uncompressedSize >= 4 << 20 && ProcessInfo.processInfo.activeProcessorCount > 1 ? CRCWorker() : nil
+        defer { worker?.stop() }
         switch location.method {
         case ZipMethod.stored:
             while produced < location.uncompressedSize {
                 let n = Int(min(Int64(chunkSize), location.uncompressedSize - produced))
                 let piece = UnsafeMutableRawBufferPointer(rebasing: output[0..<n])
                 try file.read(into: piece, at: location.dataOffset + produced)
-                crc = crc32Update(crc, UnsafeRawBufferPointer(piece))
-                try body(UnsafeRawBufferPointer(piece))
+                crc = try deliver(UnsafeRawBufferPointer(piece), crc: crc, worker: worker, body)
                 produced += Int64(n)
             }
         case ZipMethod.deflated:
@@ -59,8 +60,7 @@ enum EntryStream {
                         location.name, reason: "it inflates to more than its declared \(location.uncompressedSize) bytes (a zip bomb?)")
                 }
                 let piece = UnsafeRawBufferPointer(start: output.baseAddress, count: n)
-                crc = crc32Update(crc, piece)
-                if n > 0 { try body(piece) }
+                if n > 0 { crc = try deliver(piece, crc: crc, worker: worker, body) }
                 produced += Int64(n)
             }
         default:
@@ -74,6 +74,24 @@ enum EntryStream {
         }
     }
 
+    /// Hands `piece` to `body` and returns the CRC updated with it. For large entries a helper
+    /// thread computes the CRC while `body` runs: zlib's CRC-32 costs about half of what SHA-256
+    /// does, so on two cores hashing a data file for a signature no longer pays for both.
+    private static func deliver(_ piece: UnsafeRawBufferPointer, crc: UInt32, worker: CRCWorker?,
+                                _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> UInt32 {
+        guard let worker, piece.count >= 64 << 10 else {
+            let updated = crc32Update(crc, piece)
+            try body(piece)
+            return updated
+        }
+        worker.begin(piece, crc: crc)
+        do { try body(piece) } catch {
+            _ = worker.result()
+            throw error
+        }
+        return worker.result()
+    }
+
     /// The whole entry in memory, for small metadata entries only.
     static func readAll(_ location: EntryLocation, in file: PosixFile, limit: Int64) throws -> [UInt8] {
         guard location.uncompressedSize <= limit else {
@@ -83,5 +101,44 @@ enum EntryStream {
         bytes.reserveCapacity(Int(location.uncompressedSize))
         try forEachChunk(of: location, in: file) { bytes.append(contentsOf: $0) }
         return bytes
+    }
+}
+
+/// A thread that computes one CRC-32 update at a time, handed over with semaphores (which also
+/// order the memory accesses): `begin`, then `result` before the piece's memory is reused.
+final class CRCWorker: @unchecked Sendable {
+    private let go = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private var piece = UnsafeRawBufferPointer(start: nil, count: 0)
+    private var crc: UInt32 = 0
+    private var stopping = false
+
+    init() {
+        let thread = Thread { [self] in
+            while true {
+                go.wait()
+                if stopping { return }
+                crc = crc32Update(crc, piece)
+                done.signal()
+            }
+        }
+        thread.name = "asicfs-crc32"
+        thread.start()
+    }
+
+    func begin(_ piece: UnsafeRawBufferPointer, crc: UInt32) {
+        self.piece = piece
+        self.crc = crc
+        go.signal()
+    }
+
+    func result() -> UInt32 {
+        done.wait()
+        return crc
+    }
+
+    func stop() {
+        stopping = true
+        go.signal()
     }
 }
