@@ -39,6 +39,26 @@ extension Container {
         guard isCurrentOnDisk else {
             throw ContainerError.refused("the container was changed by another program meanwhile; nothing was written")
         }
+        if removing.isEmpty {
+            // Adding only: keep every byte where it is (a reflink clone where the filesystem has
+            // them) and append the new entries and a new central directory.
+            try AtomicSave.replace(path) { output in
+                let keepEnd = Int64(directory.centralDirectoryOffset)
+                if output.cloneContents(of: file) {
+                    try output.truncate(to: keepEnd)
+                } else {
+                    try output.copy(from: file, sourceOffset: 0, length: keepEnd, to: 0)
+                }
+                let writer = ZipWriter(file: output, startingAt: keepEnd)
+                var central = directory.entries
+                for (name, bytes) in adding {
+                    central.append(try writer.write(name: name, bytes: bytes, compress: true, modified: Date(),
+                                                    timestampExtra: false, storeWhenNotSmaller: false))
+                }
+                try writer.finish(central)
+            }
+            return try Container.open(path)
+        }
         try AtomicSave.replace(path) { output in
             let writer = ZipWriter(file: output)
             var central: [ZipEntry] = []
