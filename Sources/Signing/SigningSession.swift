@@ -78,7 +78,7 @@ public final class SigningSession: @unchecked Sendable {
 
         events(.step("checking the new signature"))
         let fileName = container.nextSignatureFileName
-        let report = try checkNewSignature(document, file: fileName)
+        let report = try checkNewSignature(document, file: fileName, files: files)
 
         events(.step("saving the container"))
         let saved: Container
@@ -154,9 +154,10 @@ public final class SigningSession: @unchecked Sendable {
 
     /// Validates the new signature before it is written: a signature asicfs itself would call
     /// INVALID is never saved.
-    func checkNewSignature(_ document: [UInt8], file: String) throws -> SignatureReport {
+    func checkNewSignature(_ document: [UInt8], file: String, files: [SignedDataFile]) throws -> SignatureReport {
         let validator = environment.validator()
-        let report = validator.validateNew(signatureFile: file, bytes: document, in: container)
+        let report = validator.validateNew(signatureFile: file, bytes: document, in: container,
+                                           sha256: Dictionary(files.map { ($0.name, $0.sha256) }, uniquingKeysWith: { a, _ in a }))
         if report.verdict == .invalid {
             throw SigningError("the new signature does not validate, nothing was written: "
                 + report.errors.map(\.message).joined(separator: "; "))

@@ -63,14 +63,17 @@ public final class Validator: @unchecked Sendable {
     }
 
     /// Validates a signature document that is not in the container yet (a signing's self-check).
-    public func validateNew(signatureFile: String, bytes: [UInt8], in container: Container) -> SignatureReport {
+    /// `sha256` holds data-file digests the caller already computed, so big files are not read twice.
+    public func validateNew(signatureFile: String, bytes: [UInt8], in container: Container,
+                            sha256: [String: [UInt8]] = [:]) -> SignatureReport {
         guard let signature = try? XAdESSignature.parse(file: signatureFile, bytes: bytes).first else {
             var broken = SignatureReport(index: 0, file: signatureFile, id: nil)
             broken.add(.invalid, "unreadable", "the new signature document cannot be read back")
             return broken
         }
-        return validate(signature, index: container.signatureFiles.count, container: container,
-                         digests: DigestCache(container: container))
+        let digests = DigestCache(container: container)
+        for (name, digest) in sha256 { digests.remember(digest, of: name, .sha256) }
+        return validate(signature, index: container.signatureFiles.count, container: container, digests: digests)
     }
 
     // MARK: - One XAdES signature
@@ -249,6 +252,10 @@ final class DigestCache: @unchecked Sendable {
     private let lock = NSLock()
 
     init(container: Container) { self.container = container }
+
+    func remember(_ digest: [UInt8], of name: String, _ algorithm: DigestAlgorithm) {
+        lock.withLock { cache[algorithm.rawValue + "\u{0}" + name] = digest }
+    }
 
     func digest(of name: String, _ algorithm: DigestAlgorithm) throws -> [UInt8] {
         let key = algorithm.rawValue + "\u{0}" + name
