@@ -65,6 +65,6 @@ let package = Package(
         // Signing and validation end to end: corpus verdicts, round trips, tampering, pyasice.
         .testTarget(name: "SignatureTests", dependencies: ["Signing", "Validation", "XAdES", "ASiC", "Trust", "Crypto", "Configuration", "TestTools"],
                     exclude: ["Interop"]),
-        .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration"], exclude: ["Fixtures"]),
+        .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration", "TestTools"], exclude: ["Fixtures"]),
     ]
 )

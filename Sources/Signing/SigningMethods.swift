@@ -44,7 +44,7 @@ public enum SigningMethod: String, CaseIterable, Sendable {
     public func signer(_ parameters: SigningParameters) throws -> Signer {
         switch self {
         case .pkcs12: return try PKCS12Signer(parameters: parameters)
-        default: throw SigningParameterError("\(rawValue): signing with \(rawValue) is not available in this version of asicfs yet")
+        default: throw SigningError("\(rawValue): signing with \(rawValue) is not available in this version of asicfs yet")
         }
     }
 }

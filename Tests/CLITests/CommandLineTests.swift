@@ -11,6 +11,8 @@ final class CommandLineTests: CLITestCase {
         "extract": "extract CONTAINER [NAME...] [-d DIR]",
         "add": "add CONTAINER FILE...",
         "remove": "remove CONTAINER NAME...",
+        "sign": "sign CONTAINER --method METHOD [KEY=VALUE...]",
+        "verify": "verify CONTAINER [--json]",
     ]
 
     func testVersionFlagsPrintTheVersionAndExitZero() throws {

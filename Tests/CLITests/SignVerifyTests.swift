@@ -1,0 +1,124 @@
+import Foundation
+import TestTools
+import XCTest
+
+/// `asicfs sign` and `asicfs verify` end to end: the real binary, the loopback test PKI, TSA and
+/// OCSP (contrib/testpki), and the reference implementation's containers.
+final class SignVerifyTests: CLITestCase {
+    nonisolated(unsafe) static var services: TestServices?
+    nonisolated(unsafe) static var folder = ""
+
+    override class func setUp() {
+        folder = NSTemporaryDirectory() + "asicfs-cli-signing-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        services = try? TestServices.start(makingPKIIn: folder + "/pki")
+    }
+
+    override class func tearDown() {
+        services?.stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    var services: TestServices { Self.services! }
+    var settings: [String] {
+        ["-o", "tsa-url=\(services.tsaURL)", "-o", "tsl=none", "-o", "trust-anchors=\(services.pki.root)",
+         "-o", "cache-dir=\(Self.folder)/cache"]
+    }
+    var corpus: String { Self.packageRoot.path + "/Tests/Fixtures/libdigidocpp/" }
+
+    func unsignedContainer() throws -> String {
+        let files = [try write("contract.txt", "the contract\n"), try write(Self.awkwardName, "awkward\n"),
+                     try write(Self.umlautName, "umlauts\n")]
+        assertSuccess(try asicfs(["create", "doc.asice"] + files))
+        return path("doc.asice")
+    }
+
+    func passphraseFile(_ text: String) throws -> String { try write("pass-\(text)", text + "\n") }
+
+    func testSignThenVerifyTextAndJSON() throws {
+        XCTAssertNotNil(Self.services, "the loopback services started")
+        let container = try unsignedContainer()
+        let signed = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                 "passphrase-file=\(try passphraseFile(TestPKI.passphrase))", "role=Chair", "city=Tartu"] + settings)
+        assertSuccess(signed)
+        XCTAssertEqual(signed.stdout, "signed: JÕEORG,JAAK-KRISTJAN,38001085718 S0 in META-INF/signatures0.xml, VALID\n")
+
+        let text = try asicfs(["verify", container] + settings)
+        assertSuccess(text)
+        XCTAssertTrue(text.stdout.contains("Signature 0 (S0, META-INF/signatures0.xml): VALID"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("roles            Chair"), text.stdout)
+        XCTAssertTrue(text.stdout.hasSuffix("Result: VALID\n"), text.stdout)
+
+        let json = try asicfs(["verify", container, "--json"] + settings)
+        assertSuccess(json)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: json.stdoutData) as? [String: Any])
+        XCTAssertEqual(object["verdict"] as? String, "VALID")
+        let signature = try XCTUnwrap((object["signatures"] as? [[String: Any]])?.first)
+        XCTAssertEqual(signature["signer"] as? String, "JÕEORG,JAAK-KRISTJAN,38001085718")
+        XCTAssertEqual(signature["profile"] as? String, "BES/time-stamp")
+        XCTAssertEqual(signature["qualification"] as? String, "QES")
+        XCTAssertEqual(Set(signature["signed_files"] as? [String] ?? []), ["contract.txt", Self.awkwardName, Self.umlautName])
+        XCTAssertEqual((signature["errors"] as? [Any])?.count, 0)
+        XCTAssertNotNil(signature["timestamp_time"] as? String)
+        XCTAssertNotNil(signature["ocsp_produced_at"] as? String)
+
+        // Signed data files are now frozen: add fails, the signature stays valid.
+        let add = try asicfs(["add", container, try write("more.txt", "more\n")])
+        assertFailure(add, mentions: ["signed"])
+    }
+
+    func testFailuresAreOneLineAndLeaveTheContainerUnchanged() throws {
+        let container = try unsignedContainer()
+        let before = try read(container)
+        let wrong = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                "passphrase-file=\(try passphraseFile("nope"))"] + settings)
+        assertFailure(wrong, mentions: ["wrong passphrase for signer.p12"])
+        let revoked = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.revokedP12)",
+                                  "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings)
+        assertFailure(revoked, mentions: ["revoked"])
+        let noTSA = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings + ["-o", "tsa-url=http://127.0.0.1:1/tsa"])
+        assertFailure(noTSA, mentions: ["time-stamp", "could not connect to 127.0.0.1"])
+        let unavailable = try asicfs(["sign", container, "--method", "mobile-id", "phone=+37200000766", "idcode=60001019906"] + settings)
+        assertFailure(unavailable, mentions: ["mobile-id", "not available"])
+        XCTAssertEqual(try read(container), before)
+    }
+
+    func testUsageErrorsExitTwo() throws {
+        let container = try unsignedContainer()
+        assertFailure(try asicfs(["sign", container]), status: 2, mentions: ["missing --method"])
+        assertFailure(try asicfs(["sign", container, "--method", "fax"]), status: 2, mentions: ["unknown method 'fax'"])
+        assertFailure(try asicfs(["sign", container, "--method", "pkcs12", "colour=red"]), status: 2,
+                      mentions: ["pkcs12: unknown parameter 'colour'"])
+        assertFailure(try asicfs(["sign", container, "--method", "pkcs12", "passphrase-file=x"]), status: 2,
+                      mentions: ["'file=PATH' is required"])
+        assertFailure(try asicfs(["sign", container, "--method", "pkcs12", "file=\"unbalanced"]), status: 2,
+                      mentions: ["unbalanced quote"])
+        let help = try asicfs(["sign", "--help"])
+        assertSuccess(help)
+        for method in ["mobile-id", "smart-id", "id-card", "pkcs11", "pkcs12", "remote"] {
+            XCTAssertTrue(help.stdout.contains("  \(method): "), "\(method) missing from: \(help.stdout)")
+        }
+    }
+
+    func testVerifyVerdictsOfTheReferenceContainers() throws {
+        let trust = ["-o", "tsl=\(corpus)TSL.xml", "-o", "tsl-cert=\(corpus)TSL.crt", "-o", "cache-dir=\(Self.folder)/cache"]
+        let valid = try asicfs(["verify", corpus + "tsl.asice"] + trust)
+        assertSuccess(valid)
+        XCTAssertTrue(valid.stdout.hasSuffix("Result: VALID\n"), valid.stdout)
+        let forged = try asicfs(["verify", corpus + "forged_lt.asice"] + trust)
+        XCTAssertEqual(forged.status, 1)
+        XCTAssertTrue(forged.stdout.contains("Failed to validate signature"), forged.stdout)
+        XCTAssertTrue(forged.stdout.hasSuffix("Result: INVALID\n"), forged.stdout)
+        let timestamped = try asicfs(["verify", corpus + "test.asics"] + trust)
+        assertSuccess(timestamped)
+        XCTAssertTrue(timestamped.stdout.contains("time-stamp       2016-11-02T11:07:45Z"), timestamped.stdout)
+        let untrusted = try asicfs(["verify", corpus + "tsl.asice", "-o", "tsl=none"])
+        XCTAssertEqual(untrusted.status, 1)
+        XCTAssertTrue(untrusted.stdout.hasSuffix("Result: INDETERMINATE\n"), untrusted.stdout)
+        let unsigned = try asicfs(["verify", try unsignedContainer(), "-o", "tsl=none"])
+        XCTAssertEqual(unsigned.status, 1)
+        XCTAssertTrue(unsigned.stdout.contains("no signatures"), unsigned.stdout)
+        assertFailure(try asicfs(["verify", path("missing.asice")]), mentions: ["missing.asice"])
+    }
+}
