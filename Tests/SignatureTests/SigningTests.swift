@@ -119,6 +119,20 @@ final class SigningTests: XCTestCase {
         expectFailure("cannot read the PKCS#12 file") {
             _ = try PKCS12Signer(file: Self.folder + "/missing.p12", passphrase: SecretBytes([]))
         }
+        expectFailure("expired on") {
+            // A non-repudiation certificate from the test CA whose notAfter has passed.
+            let made = try Shell.sh("""
+                set -e; cd '\(Self.folder)'
+                openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout expired.key \
+                  -subj '/CN=EXPIRED,TEST,1' -out expired.csr 2>/dev/null
+                printf 'keyUsage=critical,nonRepudiation\\n' > expired.ext
+                openssl x509 -req -in expired.csr -CA '\(pki.issuing)' -CAkey '\(pki.path("issuing.key"))' -days -1 \
+                  -extfile expired.ext -out expired.pem 2>/dev/null
+                openssl pkcs12 -export -in expired.pem -inkey expired.key -passout pass:x -out expired.p12
+                """)
+            XCTAssertEqual(made.status, 0, made.stderr)
+            _ = try sign(container, p12: Self.folder + "/expired.p12", passphrase: "x")
+        }
         expectFailure("not for signing") {
             // The OCSP responder's certificate has no non-repudiation key usage: make a p12 from it.
             let p12 = Self.folder + "/ocsp.p12"

@@ -95,6 +95,17 @@ final class XAdESCoreTests: XCTestCase {
                 XCTAssertEqual("\($0)", "wrong passphrase for \(file)")
             }
         }
+        // RSA-PSS (salt = hash length, MGF1 with the same hash), as PKCS#11 tokens sign.
+        let rsa = try PKCS12Identity(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: Self.corpus + "signer1.p12"))),
+                                     passphrase: SecretBytes(Array("signer1".utf8)), name: "signer1.p12")
+        let pss = SignatureAlgorithm(.rsaPSS, .sha256)
+        XCTAssertEqual(AlgorithmURI.uri(pss), "http://www.w3.org/2007/05/xmldsig-more#sha256-rsa-MGF1")
+        XCTAssertEqual(AlgorithmURI.signature(AlgorithmURI.uri(pss)), pss)
+        let digest = Digest.hash(Array("pss".utf8))
+        let pssSignature = try rsa.privateKey.sign(digest: digest, algorithm: pss)
+        let rsaKey = try XCTUnwrap(rsa.certificate.publicKey)
+        XCTAssertTrue(rsaKey.verify(signature: pssSignature, digest: digest, algorithm: pss))
+        XCTAssertFalse(rsaKey.verify(signature: pssSignature, digest: digest, algorithm: SignatureAlgorithm(.rsaPKCS1, .sha256)))
         XCTAssertThrowsError(try PKCS12Identity(bytes: Array("not a p12".utf8), passphrase: SecretBytes([]), name: "x.p12")) {
             XCTAssertEqual("\($0)", "x.p12 is not a PKCS#12 file")
         }
