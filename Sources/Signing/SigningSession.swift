@@ -133,7 +133,16 @@ public final class SigningSession: @unchecked Sendable {
             throw SigningError("OCSP: \(error)")
         }
         let name = certificate.commonName ?? certificate.subjectLine
-        switch response.singleResponse(for: certificate, issuer: issuer)?.status {
+        // The answer must be signed by the responder it names (or by a certificate asicfs knows),
+        // and fresh: at most 15 minutes ahead of this clock and 2 minutes old, as libdigidocpp takes it.
+        let responders = [response.responderCertificate].compactMap { $0 } + response.certificates + [issuer]
+            + environment.knownCertificates()
+        guard responders.contains(where: { response.verifySignature(with: $0) }) else {
+            throw SigningError("the OCSP response from \(ocspURL) is not signed by its responder")
+        }
+        let single = response.singleResponse(for: certificate, issuer: issuer)
+        do { try single?.checkValidity() } catch { throw SigningError("OCSP from \(ocspURL): \(error)") }
+        switch single?.status {
         case .good?: break
         case .revoked(let time, _)?:
             throw SigningError("the certificate of \(name) is revoked (since \(ISOTime.string(time)), says \(ocspURL))")
