@@ -23,7 +23,7 @@ public enum ReferenceURI {
         var i = 0
         while i < bytes.count {
             if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count,
-               let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
+               let high = hexDigitValue(bytes[i + 1]), let low = hexDigitValue(bytes[i + 2]) {
                 out.append(high << 4 | low)
                 i += 3
             } else {
@@ -33,13 +33,14 @@ public enum ReferenceURI {
         }
         return String(decoding: out, as: UTF8.self)
     }
+}
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+/// The value of one ASCII hex digit (either case), for %XX and \XX escapes.
+func hexDigitValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+    default: nil
     }
 }

@@ -106,7 +106,7 @@ public enum DistinguishedName {
         while i < bytes.count {
             let byte = bytes[i]
             if byte == UInt8(ascii: "\\"), i + 1 < bytes.count {
-                if i + 2 < bytes.count, let high = hex(bytes[i + 1]), let low = hex(bytes[i + 2]) {
+                if i + 2 < bytes.count, let high = hexDigitValue(bytes[i + 1]), let low = hexDigitValue(bytes[i + 2]) {
                     (inValue ? { value.append(high << 4 | low) } : { key.append(high << 4 | low) })()
                     i += 3
                 } else {
@@ -130,14 +130,5 @@ public enum DistinguishedName {
             pairs.compactMap { key, value in compared[key.uppercased()].map { $0 + "=" + value } }.sorted()
         }
         return normalized(parsed) == normalized(attributes)
-    }
-
-    private static func hex(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
