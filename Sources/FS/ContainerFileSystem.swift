@@ -1,5 +1,6 @@
 import ASiC
 import Foundation
+import Signing
 
 /// One mounted container, as a tree of paths: the data files (names with `/` become folders)
 /// and the `.asicfs` control folder. Everything the FUSE adaptor calls is here, in Swift terms,
@@ -9,6 +10,9 @@ import Foundation
 /// ahead of it (files written through `Spool`s, renames, removals, new times). A commit turns the
 /// view into a new container, atomically, shortly after the last change (see `CommitScheduler`),
 /// on fsync and at unmount. Reads never wait for a commit: they use the snapshot they started with.
+///
+/// Signing and removing a signature replace the snapshot too. While one of them runs it holds
+/// the mount (`claim`): data files cannot change (EBUSY) until it `release`s it.
 public final class ContainerFileSystem: @unchecked Sendable {
     enum Entry {
         /// A data file of the snapshot, with a new modification time if one was set.
@@ -26,6 +30,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// Guards `handles` and `nextHandle` only; taken inside `lock` where both are needed, never the other way.
     private let handleLock = NSLock()
     private var snapshot: Container
+    /// Bumped whenever `snapshot` is replaced (commit, signing, signature removal): caches of
+    /// what a snapshot contains (signature list, validation) are keyed by it.
+    private var generation: UInt64 = 0
+    /// What holds the mount now ("a pkcs12 signing is running"), if anything.
+    private var activity: String?
     private var view: [String: Entry] = [:]
     private var order: [String] = []
     /// Folders made with mkdir that hold no file yet (a container cannot store empty folders).
@@ -37,7 +46,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private var spoolCounter = 0
     private var pendingChanges = false
     private(set) var lastError = ""
-    lazy var control = ControlFolder(fileSystem: self)
+    let environment: SignatureEnvironment
+    lazy var control = ControlFolder(fileSystem: self, environment: environment)
+    lazy var signing = SigningCoordinator(fileSystem: self, environment: environment)
     var scheduler: CommitScheduler?
     /// Set by the FUSE adaptor: drops the kernel's cached data and attributes of a path.
     var invalidate: (@Sendable (String) -> Void)?
@@ -48,6 +59,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
             case stored(EntryContent)
             case spooled(Spool)
             case control(ControlFile, [UInt8])
+            /// `sign/<method>` opened for writing: every write is a request.
+            case signRequest(SigningMethod)
+            case wait(WaitRead)
         }
         let source: Source
         let writable: Bool
@@ -57,11 +71,28 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
+    /// What one reader of `status/wait` got: the line, captured by its first read, and whether
+    /// it reports a failure (then the read after the line fails with EIO).
+    final class WaitRead: @unchecked Sendable {
+        private let lock = NSLock()
+        private var captured: (bytes: [UInt8], failed: Bool)?
+
+        func result(_ produce: () throws -> (bytes: [UInt8], failed: Bool)) rethrows -> (bytes: [UInt8], failed: Bool) {
+            if let done = lock.withLock({ captured }) { return done }
+            let made = try produce()
+            return lock.withLock {
+                if captured == nil { captured = made }
+                return captured!
+            }
+        }
+    }
+
     /// Opens the container (failing with its one-line reason before anything is mounted) and
-    /// prepares the private spool folder beside it.
-    public init(containerPath: String, readOnly: Bool) throws {
+    /// prepares the private spool folder beside it. `environment` serves signing and validation.
+    public init(containerPath: String, readOnly: Bool, environment: SignatureEnvironment) throws {
         self.containerPath = containerPath
         self.readOnly = readOnly
+        self.environment = environment
         snapshot = try Container.open(containerPath)
         let folder = PathText.folder(of: containerPath)
         let base = PathText.lastComponent(of: containerPath)
@@ -73,6 +104,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
             }
         }
         resetView()
+        // Made now, before any FUSE thread can race to make them.
+        _ = control
+        _ = signing
     }
 
     deinit { rmdir(spoolFolder) }
@@ -97,11 +131,18 @@ public final class ContainerFileSystem: @unchecked Sendable {
     // MARK: - State shared with the control folder
 
     var currentSnapshot: Container { lock.withLock { snapshot } }
+    var currentSnapshotAndGeneration: (Container, UInt64) { lock.withLock { (snapshot, generation) } }
     var hasPendingChanges: Bool { lock.withLock { pendingChanges } }
     var dataFileCount: Int { lock.withLock { order.count } }
 
     func recordError(_ message: String) {
         lock.withLock { lastError = message }
+    }
+
+    /// An error whose message goes to `status/last-error` (the caller does not hold `lock`).
+    func failure(_ code: Int32, _ message: String) -> FileSystemError {
+        recordError(message)
+        return FileSystemError(code, message)
     }
 
     private func fail(_ code: Int32, _ message: String) -> FileSystemError {
@@ -114,12 +155,97 @@ public final class ContainerFileSystem: @unchecked Sendable {
         if readOnly {
             throw fail(EROFS, "cannot \(action): the container is mounted read-only (-o ro)")
         }
+        if let activity {
+            throw fail(EBUSY, "cannot \(action): \(activity); data files cannot change until it ends (see .asicfs/status/current)")
+        }
         if snapshot.kind == .asicS {
             throw fail(EPERM, "cannot \(action): this is an ASiC-S container, whose single data file is time-stamped")
         }
         if snapshot.isSigned {
             let count = snapshot.signatureFiles.count
             throw fail(EPERM, "cannot \(action): the container is signed (\(count) signature file\(count == 1 ? "" : "s")) and changing its data files would break the signatures; copy the files into a new container to change them")
+        }
+    }
+
+    // MARK: - Signing and removing signatures
+
+    /// Holds the mount for `activity` (a signing, a signature removal): until `release`, data
+    /// files cannot change and no other activity can start (EBUSY).
+    func claim(_ activity: String, for action: String) throws {
+        try lock.withLock {
+            try checkClaimable(action)
+            self.activity = activity
+        }
+    }
+
+    /// Throws what `claim` would (the caller holds `lock`).
+    private func checkClaimable(_ action: String) throws {
+        if readOnly { throw fail(EROFS, "cannot \(action): the container is mounted read-only (-o ro)") }
+        if let activity { throw fail(EBUSY, "cannot \(action): \(activity)") }
+    }
+
+    func checkClaimable(for action: String) throws {
+        try lock.withLock { try checkClaimable(action) }
+    }
+
+    /// Ends the activity; with a container, the mount now shows that snapshot (signed, or with a
+    /// signature fewer). Nothing else can have changed meanwhile: the claim kept data files still.
+    func release(adopting container: Container?) {
+        lock.withLock {
+            if let container {
+                snapshot = container
+                generation &+= 1
+                resetView()
+            }
+            activity = nil
+        }
+    }
+
+    /// The snapshot a signing signs (the caller holds the claim): pending changes are committed
+    /// first, so the signature covers exactly what the mount shows. Refused (EBUSY, EIO) when
+    /// some change cannot be committed: a file still open for writing, a failed write or save.
+    func snapshotForSigning() throws -> Container {
+        if hasPendingChanges {
+            do { try commit() } catch {
+                throw failure(FileSystemError.from(error).code,
+                              "cannot sign: saving the changes made in the mount failed first (\(error)); nothing was signed")
+            }
+        }
+        return try lock.withLock {
+            for name in order {
+                guard case .spooled(let spool) = view[name] else { continue }
+                if spool.writers > 0 {
+                    throw fail(EBUSY, "cannot sign: '\(name)' is still open for writing; close it first, so that the signature covers its final content")
+                }
+                if let failed = spool.failed {
+                    throw fail(EIO, "cannot sign: writing '\(name)' failed (\(FileSystemError.from(failed))); remove it or write it again first")
+                }
+            }
+            if pendingChanges {
+                throw fail(EBUSY, "cannot sign yet: the latest changes are still open in another program; close them and try again")
+            }
+            return snapshot
+        }
+    }
+
+    /// Removes one signature file from the container, atomically (rmdir of its folder), if the
+    /// snapshot is still generation `expected` (the one whose listing named the folder).
+    func removeSignatureFile(_ file: String, describedAs what: String, ifStill expected: UInt64) throws {
+        let action = "remove \(what)"
+        try signing.beginRemoval(action)
+        var adopted: Container?
+        defer { release(adopting: adopted) }
+        try commitLock.withLock {
+            let (base, generation) = currentSnapshotAndGeneration
+            guard generation == expected else {
+                throw failure(EBUSY, "cannot \(action): the signatures changed meanwhile; look again and retry")
+            }
+            do {
+                adopted = try base.savingSignatures(adding: [], removing: [file])
+            } catch {
+                let reason = FileSystemError.from(error)
+                throw failure(reason.code, "cannot \(action): \(reason)")
+            }
         }
     }
 
@@ -232,9 +358,17 @@ public final class ContainerFileSystem: @unchecked Sendable {
         let accessMode = flags & O_ACCMODE
         let wantsWrite = accessMode != O_RDONLY || flags & O_TRUNC != 0
         if ControlFolder.contains(name) {
-            if wantsWrite { throw FileSystemError(EACCES) }
-            let (file, bytes) = try control.open(name)
-            return register(Handle(source: .control(file, bytes), writable: false), keepCache: false, directIO: true)
+            let file = try control.file(name)
+            let source: Handle.Source
+            switch file {
+            case .sign(let method) where wantsWrite:
+                if readOnly { throw FileSystemError(EROFS) }
+                return register(Handle(source: .signRequest(method), writable: true), keepCache: false, directIO: true)
+            case _ where wantsWrite: throw FileSystemError(EACCES)
+            case .wait: source = .wait(WaitRead())
+            default: source = .control(file, control.content(file))
+            }
+            return register(Handle(source: source, writable: false), keepCache: false, directIO: true)
         }
         return try lock.withLock {
             guard let entry = view[name] else { throw FileSystemError(isFolder(name) ? EISDIR : ENOENT) }
@@ -352,20 +486,41 @@ public final class ContainerFileSystem: @unchecked Sendable {
         return handle
     }
 
-    public func read(_ id: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+    /// Reads from an open file. `stop` is asked while a read blocks (`status/wait`): an errno
+    /// from it ends the wait (the reader was interrupted, or the mount is going away).
+    public func read(_ id: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
+                     stop: () -> Int32? = { nil }) throws -> Int {
         switch try handle(id).source {
         case .stored(let content): return try content.read(into: buffer, at: offset)
         case .spooled(let spool): return try lock.withLock { try spool.read(into: buffer, at: offset) }
-        case .control(_, let bytes):
-            guard offset < bytes.count else { return 0 }
-            let count = min(buffer.count, bytes.count - Int(offset))
-            bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
-            return count
+        case .control(_, let bytes): return Self.copy(bytes, into: buffer, at: offset)
+        case .signRequest(let method): return Self.copy(Array(method.usage.utf8), into: buffer, at: offset)
+        case .wait(let state):
+            let (bytes, failed) = try state.result {
+                let outcome = try signing.waitForOutcome(stop: stop)
+                let line = outcome?.line ?? "idle: no signing has run"
+                if case .failed? = outcome { return (Array((line + "\n").utf8), true) }
+                return (Array((line + "\n").utf8), false)
+            }
+            // After a failure's line, an error: `cat` prints the line and exits non-zero.
+            if offset >= bytes.count && failed { throw FileSystemError(EIO) }
+            return Self.copy(bytes, into: buffer, at: offset)
         }
+    }
+
+    private static func copy(_ bytes: [UInt8], into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+        guard offset < bytes.count else { return 0 }
+        let count = min(buffer.count, bytes.count - Int(offset))
+        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
+        return count
     }
 
     public func write(_ id: UInt64, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {
         let handle = try handle(id)
+        if case .signRequest(let method) = handle.source {
+            try signing.request(method, buffer)
+            return buffer.count
+        }
         guard handle.writable, case .spooled(let spool) = handle.source else { throw FileSystemError(EBADF) }
         try lock.withLock {
             do {
@@ -381,7 +536,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     public func truncate(_ path: String, to length: Int64, handle id: UInt64?) throws {
         let name = Self.name(of: path)
-        if ControlFolder.contains(name) { throw FileSystemError(EACCES) }
+        if ControlFolder.contains(name) {
+            // `echo … > sign/<method>` truncates first; a request file holds nothing to cut.
+            if case .sign = try control.file(name) { return }
+            throw FileSystemError(EACCES)
+        }
         try lock.withLock {
             let spool: Spool
             if let id, let handle = handleLock.withLock({ handles[id] }), case .spooled(let open) = handle.source,
@@ -414,7 +573,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     public func unlink(_ path: String) throws {
         let name = Self.name(of: path)
-        if ControlFolder.contains(name) { throw FileSystemError(EPERM) }
+        if ControlFolder.contains(name) { return try control.unlink(name) }
         try lock.withLock {
             guard view[name] != nil else { throw FileSystemError(isFolder(name) ? EISDIR : ENOENT) }
             try checkWritable("remove '\(name)'")
@@ -446,7 +605,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     public func removeFolder(_ path: String) throws {
         let name = Self.name(of: path)
-        if ControlFolder.contains(name) { throw FileSystemError(EPERM) }
+        if ControlFolder.contains(name) { return try control.removeFolder(name) }
         try lock.withLock {
             if view[name] != nil { throw FileSystemError(ENOTDIR) }
             guard isFolder(name), !name.isEmpty else { throw FileSystemError(name.isEmpty ? EBUSY : ENOENT) }
@@ -579,6 +738,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
         lock.withLock {
             snapshot = saved
+            generation &+= 1
             var stillPending = false
             for name in order {
                 guard let entry = view[name] else { continue }
@@ -608,6 +768,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// into a folder beside the container (nothing is lost) and the reason is returned.
     @discardableResult
     public func close() -> String? {
+        signing.cancelAndWait()
         do { try commit() } catch {
             let message = "\(error); \(rescueUnsavedFiles())"
             FileHandle.standardError.write(Data("asicfs: \(message)\n".utf8))

@@ -1,43 +1,75 @@
 import ASiC
 import Crypto
 import Foundation
+import Signing
+import Validation
 import XAdES
 
 /// One file of the control folder and what it shows.
 enum ControlFile: Equatable {
-    case readme, container, current, lastError
+    case readme, container
+    case current, lastError, wait
+    /// `status/mobile-id`, `status/smart-id`, `status/id-card`.
+    case methodStatus(SigningMethod)
+    /// `sign/<method>`: reading shows the parameters, writing starts a signing.
+    case sign(SigningMethod)
     case signature(index: Int, part: SignaturePart)
 
     enum SignaturePart: String, CaseIterable {
-        case signer, signingTime = "signing-time", method, status, certificate = "certificate.pem", signatureXML = "signature.xml"
+        case signer, signingTime = "signing-time", method, status, report
+        case certificate = "certificate.pem", signatureXML = "signature.xml"
+
+        /// Parts whose content comes from validation.
+        var needsValidation: Bool { self == .status || self == .report }
     }
+
+    static let statusMethods: [SigningMethod] = [.mobileID, .smartID, .idCard]
 }
 
 /// The hidden `.asicfs` folder inside every mount: help, a summary of the container, its
-/// signatures and the status of the filesystem. Every file is generated when it is opened
-/// (so the kernel is told not to cache it); nothing here is writable yet.
+/// signatures, the signing requests and the status. Every file is generated when it is opened
+/// (so the kernel is told not to cache it). Writable: `sign/<method>` (starts a signing);
+/// removable: `signatures/<n>-<NAME>/` (removes that signature).
 final class ControlFolder: @unchecked Sendable {
     static let name = ".asicfs"
-    private unowned let fileSystem: ContainerFileSystem
-    private let lock = NSLock()
-    private var cachedFor: ObjectIdentifier?
-    private var cachedSignatures: [SignatureSummary] = []
 
-    init(fileSystem: ContainerFileSystem) { self.fileSystem = fileSystem }
+    enum Folder: Equatable { case root, sign, status, signatures, signature(Int) }
+    enum Node: Equatable { case folder(Folder), file(ControlFile) }
+
+    private unowned let fileSystem: ContainerFileSystem
+    private let validation: ValidationCache
+    /// Guards the caches below.
+    private let lock = NSLock()
+    private var listedGeneration: UInt64?
+    private var cachedSignatures: [SignatureSummary] = []
+    /// Files of signature folders unlinked by `rm -r` (which empties a folder before rmdir):
+    /// hidden until the snapshot changes. Keyed by folder name.
+    private var hidden: [String: Set<String>] = [:]
+
+    init(fileSystem: ContainerFileSystem, environment: SignatureEnvironment) {
+        self.fileSystem = fileSystem
+        validation = ValidationCache(environment: environment)
+    }
 
     static func contains(_ name: String) -> Bool { name == Self.name || name.hasPrefix(Self.name + "/") }
 
+    // MARK: - Signatures of the current snapshot
+
     /// The signatures of the current snapshot, parsed once per snapshot.
-    private var signatures: [SignatureSummary] {
-        let snapshot = fileSystem.currentSnapshot
+    private func signatures() -> (generation: UInt64, snapshot: Container, list: [SignatureSummary]) {
+        let (snapshot, generation) = fileSystem.currentSnapshotAndGeneration
         return lock.withLock {
-            if cachedFor != ObjectIdentifier(snapshot) {
-                cachedSignatures = snapshot.signatureFiles.flatMap { file in
+            if listedGeneration != generation {
+                let parsed = snapshot.signatureFiles.flatMap { file in
                     SignatureSummary.read(file: file.name, bytes: (try? snapshot.signatureBytes(file)) ?? [])
                 }
-                cachedFor = ObjectIdentifier(snapshot)
+                // A caller that read the snapshot just before it changed must not undo the newer cache.
+                guard listedGeneration.map({ $0 < generation }) ?? true else { return (generation, snapshot, parsed) }
+                cachedSignatures = parsed
+                listedGeneration = generation
+                hidden = [:]
             }
-            return cachedSignatures
+            return (generation, snapshot, cachedSignatures)
         }
     }
 
@@ -46,76 +78,144 @@ final class ControlFolder: @unchecked Sendable {
         "\(index)-" + signature.signerName.replacingOccurrences(of: "/", with: "∕")
     }
 
-    private func resolve(_ name: String) throws -> (file: ControlFile?, isFolder: Bool) {
+    private func signatureIndex(_ folder: String, in list: [SignatureSummary]) -> Int? {
+        list.indices.first { folderName($0, list[$0]) == folder }
+    }
+
+    private func isHidden(_ part: String, in folder: String) -> Bool {
+        lock.withLock { hidden[folder]?.contains(part) ?? false }
+    }
+
+    // MARK: - Paths
+
+    func resolve(_ name: String) throws -> Node {
         let parts = name.split(separator: "/").map(String.init)
         switch parts.count {
-        case 1: return (nil, true)
+        case 1: return .folder(.root)
         case 2:
             switch parts[1] {
-            case "README": return (.readme, false)
-            case "container": return (.container, false)
-            case "status", "signatures": return (nil, true)
+            case "README": return .file(.readme)
+            case "container": return .file(.container)
+            case "sign": return .folder(.sign)
+            case "status": return .folder(.status)
+            case "signatures": return .folder(.signatures)
             default: throw FileSystemError(ENOENT)
             }
         case 3:
-            if parts[1] == "status" {
-                if parts[2] == "current" { return (.current, false) }
-                if parts[2] == "last-error" { return (.lastError, false) }
+            switch parts[1] {
+            case "sign":
+                if let method = SigningMethod(rawValue: parts[2]) { return .file(.sign(method)) }
+            case "status":
+                switch parts[2] {
+                case "current": return .file(.current)
+                case "last-error": return .file(.lastError)
+                case "wait": return .file(.wait)
+                default:
+                    if let method = SigningMethod(rawValue: parts[2]), ControlFile.statusMethods.contains(method) {
+                        return .file(.methodStatus(method))
+                    }
+                }
+            case "signatures":
+                if let index = signatureIndex(parts[2], in: signatures().list) { return .folder(.signature(index)) }
+            default: break
             }
-            if parts[1] == "signatures", signatureIndex(parts[2]) != nil { return (nil, true) }
             throw FileSystemError(ENOENT)
         case 4:
-            guard parts[1] == "signatures", let index = signatureIndex(parts[2]),
-                  let part = ControlFile.SignaturePart(rawValue: parts[3]) else { throw FileSystemError(ENOENT) }
-            return (.signature(index: index, part: part), false)
+            guard parts[1] == "signatures", let index = signatureIndex(parts[2], in: signatures().list),
+                  let part = ControlFile.SignaturePart(rawValue: parts[3]), !isHidden(parts[3], in: parts[2]) else {
+                throw FileSystemError(ENOENT)
+            }
+            return .file(.signature(index: index, part: part))
         default:
             throw FileSystemError(ENOENT)
         }
     }
 
-    private func signatureIndex(_ folder: String) -> Int? {
-        let all = signatures
-        return all.indices.first { folderName($0, all[$0]) == folder }
-    }
+    // MARK: - Attributes, listing, opening
 
     func attributes(_ name: String) throws -> NodeAttributes {
-        let (file, isFolder) = try resolve(name)
-        if isFolder { return .directory(0o555, fileSystem.mountedAt) }
-        let bytes = content(file!)
-        return NodeAttributes(kind: .file, size: Int64(bytes.count), permissions: 0o444, modified: Date(), isDynamic: true)
-    }
-
-    func list(_ name: String) throws -> [String] {
-        let (file, isFolder) = try resolve(name)
-        guard isFolder, file == nil else { throw FileSystemError(ENOTDIR) }
-        let parts = name.split(separator: "/")
-        switch parts.count {
-        case 1: return ["README", "container", "signatures", "status"]
-        case 2 where parts[1] == "status": return ["current", "last-error"]
-        case 2: return signatures.enumerated().map { folderName($0.offset, $0.element) }
-        default: return ControlFile.SignaturePart.allCases.map(\.rawValue)
+        switch try resolve(name) {
+        case .folder(let folder):
+            // Signature folders can be removed (rmdir) unless the mount is read-only.
+            let removable = !fileSystem.readOnly && (folder == .signatures || { if case .signature = folder { true } else { false } }())
+            return .directory(removable ? 0o755 : 0o555, fileSystem.mountedAt)
+        case .file(let file):
+            let size: Int
+            switch file {
+            // Blocking or costly content: no size until it is known (reads use direct_io anyway).
+            case .wait: size = 0
+            case .signature(let index, let part) where part.needsValidation:
+                size = cachedSignaturePart(index, part)?.count ?? 0
+            default: size = content(file).count
+            }
+            var permissions: UInt16 = 0o444
+            if case .sign = file, !fileSystem.readOnly { permissions = 0o644 }
+            return NodeAttributes(kind: .file, size: Int64(size), permissions: permissions, modified: Date(), isDynamic: true)
         }
     }
 
-    func open(_ name: String) throws -> (ControlFile, [UInt8]) {
-        let (file, isFolder) = try resolve(name)
-        guard let file, !isFolder else { throw FileSystemError(EISDIR) }
-        return (file, content(file))
+    func list(_ name: String) throws -> [String] {
+        guard case .folder(let folder) = try resolve(name) else { throw FileSystemError(ENOTDIR) }
+        switch folder {
+        case .root: return ["README", "container", "sign", "signatures", "status"]
+        case .sign: return SigningMethod.allCases.map(\.rawValue)
+        case .status: return ["current", "last-error", "wait"] + ControlFile.statusMethods.map(\.rawValue)
+        case .signatures:
+            let list = signatures().list
+            return list.indices.map { folderName($0, list[$0]) }
+        case .signature:
+            let folderName = String(name.split(separator: "/").last!)
+            return ControlFile.SignaturePart.allCases.map(\.rawValue).filter { !isHidden($0, in: folderName) }
+        }
     }
 
+    /// The file a path names, for opening (folders: EISDIR).
+    func file(_ name: String) throws -> ControlFile {
+        guard case .file(let file) = try resolve(name) else { throw FileSystemError(EISDIR) }
+        return file
+    }
+
+    // MARK: - Content
+
+    /// What a control file holds now. For `status` and `report` this may validate the container
+    /// (once per snapshot), so it is called when the file is opened, not for `getattr`.
     func content(_ file: ControlFile) -> [UInt8] {
         switch file {
         case .readme: return Array(Self.readme.utf8)
         case .container: return Array(containerSummary.utf8)
-        case .current: return Array("idle\n".utf8)
+        case .current: return Array(fileSystem.signing.currentText.utf8)
         case .lastError:
             let error = fileSystem.lastError
             return error.isEmpty ? [] : Array((error + "\n").utf8)
+        case .wait: return []
+        case .methodStatus(let method): return Array(fileSystem.signing.statusText(of: method).utf8)
+        case .sign(let method): return Array(method.usage.utf8)
         case .signature(let index, let part):
-            let all = signatures
-            guard index < all.count else { return [] }
-            return signaturePart(all[index], part)
+            let (generation, snapshot, list) = signatures()
+            guard index < list.count else { return [] }
+            if part.needsValidation {
+                let report = validation.report(for: snapshot, generation: generation)
+                return validatedPart(list, index, part, report)
+            }
+            return signaturePart(list[index], part)
         }
+    }
+
+    /// A `status` or `report` already validated for the current snapshot, else nil.
+    private func cachedSignaturePart(_ index: Int, _ part: ControlFile.SignaturePart) -> [UInt8]? {
+        let (generation, _, list) = signatures()
+        guard index < list.count, let report = validation.cachedReport(generation: generation) else { return nil }
+        return validatedPart(list, index, part, report)
+    }
+
+    private func validatedPart(_ list: [SignatureSummary], _ index: Int, _ part: ControlFile.SignaturePart,
+                               _ report: ContainerReport) -> [UInt8] {
+        let summary = list[index]
+        let position = list[..<index].filter { $0.file == summary.file }.count
+        guard let signature = ValidationCache.signatureReport(for: summary, position: position, in: report) else {
+            return Array("INDETERMINATE\nindeterminate: this signature was not found in the validation of \(summary.file)\n".utf8)
+        }
+        return Array((part == .status ? signature.statusText : signature.text).utf8)
     }
 
     private var containerSummary: String {
@@ -129,7 +229,7 @@ final class ControlFolder: @unchecked Sendable {
         path: \(snapshot.path)
         format: \(snapshot.kind.rawValue)
         data files: \(fileSystem.dataFileCount)
-        signatures: \(signatures.count)
+        signatures: \(signatures().list.count)
         state: \(state)
         unsaved changes: \(fileSystem.hasPendingChanges ? "yes (saved within seconds, on fsync and at unmount)" : "no")
 
@@ -156,11 +256,56 @@ final class ControlFolder: @unchecked Sendable {
                 text += "time-stamp: none\n"
             }
             return Array(text.utf8)
-        case .method: return Array("unknown (made before this mount)\n".utf8)
-        case .status: return Array("NOT_VALIDATED\nvalidation is not available in this version of asicfs\n".utf8)
+        case .method:
+            if let method = fileSystem.signing.method(ofSignatureIn: signature.file, id: signature.id) {
+                return Array("\(method.rawValue)\n".utf8)
+            }
+            return Array("unknown (not made in this mount)\n".utf8)
+        case .status, .report: return []
         case .certificate: return Array((certificate?.pem ?? "").utf8)
         case .signatureXML: return signature.documentBytes
         }
+    }
+
+    // MARK: - Removing signatures
+
+    /// unlink of a file in a signature folder: `rm -r` empties a folder before removing it, so
+    /// the file is hidden (nothing changes in the container) if removing the signature would be
+    /// allowed; otherwise the reason the rmdir would fail is returned now.
+    func unlink(_ name: String) throws {
+        guard case .file(.signature(let index, let part)) = try resolve(name) else { throw FileSystemError(EPERM) }
+        let folder = String(name.split(separator: "/")[2])
+        let (generation, snapshot, list) = signatures()
+        _ = try removableSignatureFile(index, list, snapshot)
+        try fileSystem.signing.checkRemovable("remove the signature \(folder)")
+        lock.withLock {
+            if listedGeneration == generation { hidden[folder, default: []].insert(part.rawValue) }
+        }
+    }
+
+    /// rmdir of `signatures/<n>-<NAME>`: removes that signature's file from the container.
+    func removeFolder(_ name: String) throws {
+        guard case .folder(let folder) = try resolve(name) else { throw FileSystemError(ENOTDIR) }
+        guard case .signature(let index) = folder else { throw FileSystemError(EPERM) }
+        let folderName = String(name.split(separator: "/")[2])
+        let (generation, snapshot, list) = signatures()
+        let file = try removableSignatureFile(index, list, snapshot)
+        try fileSystem.removeSignatureFile(file, describedAs: "the signature \(folderName)", ifStill: generation)
+    }
+
+    /// The signature file of signature `index`, if it can be removed on its own.
+    private func removableSignatureFile(_ index: Int, _ list: [SignatureSummary], _ snapshot: Container) throws -> String {
+        guard snapshot.kind == .asicE else {
+            throw fileSystem.failure(EPERM, "cannot remove the signature \(folderName(index, list[index])): this is an ASiC-S "
+                + "container, whose signature or time-stamp is part of its format")
+        }
+        let file = list[index].file
+        let count = list.filter { $0.file == file }.count
+        if count > 1 {
+            throw fileSystem.failure(EPERM, "cannot remove the signature \(folderName(index, list[index])): \(file) holds \(count) "
+                + "signatures and asicfs removes whole signature files only (that would remove the other \(count - 1) too)")
+        }
+        return file
     }
 
     static let readme = """
@@ -171,21 +316,65 @@ final class ControlFolder: @unchecked Sendable {
     the container.
 
     container            path, format, number of data files and signatures, state
+    sign/                write a request to one of these files to sign the container;
+                         reading one shows its parameters and an example
+      pkcs12             "file=PATH passphrase-file=PATH" (a .p12/.pfx file)
+      mobile-id, smart-id, id-card, pkcs11, remote
+                         not available in this version of asicfs yet (EINVAL, and
+                         status/last-error says so)
+                         every method also takes role=... city=... state=...
+                         postal-code=... country=... (signer role and production place)
     signatures/<n>-<SIGNER NAME>/
       signer             name, personal code, country, certificate issuer
       signing-time       claimed signing time and the time-stamp time (ISO 8601, UTC)
-      method             how the signature was made, where known
-      status             validation status (NOT_VALIDATED in this version)
+      method             the method, for signatures made in this mount; else unknown
+      status             VALID, VALID_WITH_WARNINGS, INVALID or INDETERMINATE, then
+                         one reason a line (validated when first read, once per change)
+      report             the full validation report
       certificate.pem    the signer's certificate
       signature.xml      the raw XAdES signature document
     status/
-      current            idle
-      last-error         the last error, one line (why a change was refused, or a save failed)
+      current            idle | signing: STEP | waiting-for-user: WHAT |
+                         done: SUMMARY | failed: REASON   (one line)
+      wait               blocks until no signing runs, then shows how the last one ended
+      last-error         the last error, one line (a refused request or change, a failed
+                         signing or save)
+      mobile-id, smart-id, id-card
+                         the state of a signing with that method and its verification
+                         code while one is needed ("idle" and "no verification code"
+                         otherwise; these methods are not available yet)
+
+    Signing:
+      echo "file=$HOME/me.p12 passphrase-file=$HOME/.me.pass" > .asicfs/sign/pkcs12 &&
+        cat .asicfs/status/wait
+    The whole request is one write (echo and printf do that). Bad parameters (an unknown
+    key, a missing one, a method not available) fail the write with EINVAL ("Invalid
+    argument") and status/last-error says what was wrong. A good request returns at once and
+    the signing runs in the background; a second request while one runs fails with EBUSY.
+    Changes not saved yet are saved first; while a file is still open for writing the request
+    fails with EBUSY, and while the signing runs data files cannot change (EBUSY). A signing
+    that fails leaves the container exactly as it was.
+
+    status/wait: the first read blocks until no signing runs (other operations go on), then
+    returns one line:
+      done: SUMMARY                  the last signing succeeded (e.g. "done: signed: NAME S0
+                                     in META-INF/signatures0.xml, VALID")
+      failed: REASON                 the last signing failed; the container is unchanged
+      idle: no signing has run       no signing was started in this mount
+    After "failed:" the next read fails with EIO, so `cat .asicfs/status/wait` prints the line
+    and exits non-zero; after "done:" or "idle:" it ends normally and cat exits 0. An
+    interrupted wait (Ctrl-C) fails with EINTR; a wait cut short by unmounting, with EIO.
+
+    Removing a signature: rm -r .asicfs/signatures/<n>-<SIGNER NAME> (or rmdir it) removes
+    that signature's file from the container, atomically. rm first unlinks the files inside:
+    that only hides them; the rmdir removes the signature. A signature file that holds
+    several signatures is not split (EPERM). Not while a signing runs (EBUSY).
 
     The data files of the container are the other files of the mount. While the container is
     unsigned, copy files in, edit, rename and remove them as in any folder: changes are saved
     to the container, atomically, a moment after the last change, on fsync and at unmount.
-    Once the container is signed, its data files cannot change (EPERM).
+    Once the container is signed, its data files cannot change (EPERM); removing every
+    signature makes them editable again.
 
     """
 }

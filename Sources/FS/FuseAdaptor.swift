@@ -10,11 +10,16 @@
 //   by being rewritten through this mount, so repeat reads are served from the page cache.
 // - Files being written (spools) are not kept: their bytes change under open handles.
 // - Control files (.asicfs/...) use direct_io: they are generated on every open, their size is
-//   only known then, and they must never be served stale.
+//   only known then, and they must never be served stale. With direct_io every read reaches us,
+//   whatever size getattr gave: `status/wait` and the validation files report 0 until known,
+//   and `status/wait` can fail the read after its text (EIO after a failed signing).
 // - Negative lookups are not cached (negative_timeout 0), so a file copied in appears at once.
 //
-// libfuse runs callbacks on several threads at once (fuse_loop_mt); the callbacks capture
-// nothing and reach the Swift state through fuse_get_context()->private_data.
+// libfuse runs callbacks on several threads at once (fuse_loop_mt, at most ten); the callbacks
+// capture nothing and reach the Swift state through fuse_get_context()->private_data. A read of
+// `status/wait` may block its thread for as long as a signing runs (the others go on serving);
+// it gives up when the reader is interrupted (FUSE_INTERRUPT) or the session ends (a signal),
+// because at the end libfuse joins every worker thread and would otherwise wait for it.
 
 import CFuse3
 import Foundation
@@ -29,6 +34,18 @@ private func reply(_ body: () throws -> Int32) -> Int32 {
 }
 
 private func path(_ raw: UnsafePointer<CChar>?) -> String { raw.map { String(cString: $0) } ?? "/" }
+
+// fuse_session_exited is declared in fuse_lowlevel.h, which the CFuse3 shim does not include.
+@_silgen_name("fuse_session_exited")
+private func fuseSessionExited(_ session: OpaquePointer?) -> Int32
+
+/// Why a blocked read should give up now, if it should: EINTR when the kernel interrupted the
+/// request (the reader got a signal), EIO when the session is ending (unmount, SIGTERM).
+private func stopReason() -> Int32? {
+    if fuse_interrupted() != 0 { return EINTR }
+    if let fuse = fuse_get_context()?.pointee.fuse, fuseSessionExited(fuse_get_session(fuse)) != 0 { return EIO }
+    return nil
+}
 
 private func timespec(_ date: Date) -> timespec {
     let seconds = date.timeIntervalSince1970.rounded(.down)
@@ -112,7 +129,7 @@ func fuseOperations() -> fuse_operations {
     ops.read = { _, buffer, size, offset, info in
         reply {
             let target = UnsafeMutableRawBufferPointer(start: buffer, count: size)
-            return Int32(try fileSystem().read(info!.pointee.fh, into: target, at: Int64(offset)))
+            return Int32(try fileSystem().read(info!.pointee.fh, into: target, at: Int64(offset), stop: stopReason))
         }
     }
     ops.write = { _, buffer, size, offset, info in

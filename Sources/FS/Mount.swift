@@ -1,6 +1,8 @@
 import ASiC
 import CFuse3
+import Configuration
 import Foundation
+import Signing
 
 /// How to mount: the container, where, and the options the user gave.
 public struct MountRequest: Sendable {
@@ -13,6 +15,8 @@ public struct MountRequest: Sendable {
     public var debug = false
     /// Other `-o` options, handed to libfuse unchanged.
     public var fuseOptions: [String] = []
+    /// The settings (config file and `-o key=value`): services and trust for signing and validation.
+    public var configuration = Configuration()
 
     public init(container: String, mountpoint: String) {
         self.container = container
@@ -44,7 +48,11 @@ public enum Mounter {
         request.container = String(cString: containerPath)
         free(containerPath)
 
-        let fileSystem = try ContainerFileSystem(containerPath: request.container, readOnly: request.readOnly)
+        // Trust anchors are read now (a bad path fails the mount); trusted lists only when a
+        // signature is first validated or signed.
+        let environment = try SignatureEnvironment(configuration: request.configuration)
+        let fileSystem = try ContainerFileSystem(containerPath: request.container, readOnly: request.readOnly,
+                                                 environment: environment)
 
         var options = ["fsname=\(escapeOption(request.container))", "subtype=asicfs", "auto_unmount"]
         if request.readOnly { options.append("ro") }

@@ -8,7 +8,9 @@ final class MountControlTests: XCTestCase {
         try fixture.mount(["create"])
         let m = fixture.mountpoint
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs").sorted(),
-                       ["README", "container", "signatures", "status"])
+                       ["README", "container", "sign", "signatures", "status"])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs/status").sorted(),
+                       ["current", "id-card", "last-error", "mobile-id", "smart-id", "wait"])
         let readme = try String(contentsOfFile: m + "/.asicfs/README", encoding: .utf8)
         XCTAssertTrue(readme.contains("last-error"), readme)
         var summary = try String(contentsOfFile: m + "/.asicfs/container", encoding: .utf8)
@@ -31,12 +33,13 @@ final class MountControlTests: XCTestCase {
     func testSignaturesOfTheCorpusAreListedWithTheirSigner() throws {
         let fixture = try MountFixture(self)
         try FileManager.default.copyItem(atPath: MountFixture.corpusFile("tsl.asice"), toPath: fixture.container)
-        try fixture.mount()
+        // No trusted list (nothing to download): the signer's CA is then unknown.
+        try fixture.mount(["tsl=none"])
         let signatures = fixture.path(".asicfs/signatures")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: signatures), ["0-MÄNNIK,MARI-LIIS,47101010033"])
         let folder = signatures + "/0-MÄNNIK,MARI-LIIS,47101010033"
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(),
-                       ["certificate.pem", "method", "signature.xml", "signer", "signing-time", "status"])
+                       ["certificate.pem", "method", "report", "signature.xml", "signer", "signing-time", "status"])
         let signer = try String(contentsOfFile: folder + "/signer", encoding: .utf8)
         XCTAssertTrue(signer.contains("name: MÄNNIK,MARI-LIIS,47101010033"), signer)
         XCTAssertTrue(signer.contains("personal code: 47101010033"), signer)
@@ -45,7 +48,15 @@ final class MountControlTests: XCTestCase {
         let time = try String(contentsOfFile: folder + "/signing-time", encoding: .utf8)
         XCTAssertTrue(time.contains("claimed: 2016-11-28T13:46:41Z"), time)
         XCTAssertTrue(time.contains("time-stamp: 2016-11-28T13:46:4"), time)
-        XCTAssertTrue(try String(contentsOfFile: folder + "/status", encoding: .utf8).hasPrefix("NOT_VALIDATED\n"))
+        // Validated when first read: intact, but nothing vouches for its CA, TSA or OCSP responder.
+        let status = try String(contentsOfFile: folder + "/status", encoding: .utf8)
+        XCTAssertTrue(status.hasPrefix("INDETERMINATE\nindeterminate: the signer's certificate is not trusted"), status)
+        XCTAssertFalse(status.contains("invalid:"), status)
+        let report = try String(contentsOfFile: folder + "/report", encoding: .utf8)
+        XCTAssertTrue(report.hasPrefix("Signature 0 (S0, META-INF/signatures0.xml): INDETERMINATE\n"), report)
+        XCTAssertTrue(report.contains("signer           MÄNNIK,MARI-LIIS,47101010033\n"), report)
+        XCTAssertTrue(report.contains("signed files     test.txt\n"), report)
+        XCTAssertEqual(try String(contentsOfFile: folder + "/method", encoding: .utf8), "unknown (not made in this mount)\n")
         let pem = try String(contentsOfFile: folder + "/certificate.pem", encoding: .utf8)
         let openssl = try Shell.sh("openssl x509 -noout -subject -nameopt utf8,sep_comma_plus < '\(folder)/certificate.pem'")
         XCTAssertTrue(pem.hasPrefix("-----BEGIN CERTIFICATE-----"))

@@ -11,9 +11,16 @@ final class MountFixture {
         return url.path
     }()
 
-    static var binary: String {
-        ProcessInfo.processInfo.environment["ASICFS_BIN"] ?? packageRoot + "/.build/debug/asicfs"
-    }
+    /// The binary under test: $ASICFS_BIN, else the `asicfs` built with these tests (beside the
+    /// test executable, whatever --scratch-path), else <package root>/.build/debug/asicfs.
+    static let binary: String = {
+        if let path = ProcessInfo.processInfo.environment["ASICFS_BIN"], !path.isEmpty { return path }
+        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let beside = URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("asicfs").path
+            if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        }
+        return packageRoot + "/.build/debug/asicfs"
+    }()
 
     static func corpusFile(_ name: String) -> String { packageRoot + "/Tests/Fixtures/libdigidocpp/" + name }
 

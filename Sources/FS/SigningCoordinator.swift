@@ -1,0 +1,230 @@
+import ASiC
+import Foundation
+import HTTP
+import Signing
+
+/// Signings started by writing to `.asicfs/sign/<method>`: at most one at a time, each on its
+/// own background thread, followed through `status/current`, `status/<method>` and `status/wait`.
+///
+/// A request is checked on the writer's thread (parameters, then the signer: a missing file is
+/// an EINVAL the writer sees), then the mount is claimed (`ContainerFileSystem.claim`: no data
+/// file may change until the signing ends), pending changes are committed, and the session runs
+/// on the snapshot that commit produced. Success switches the mount to the signed snapshot.
+///
+/// Locking: `condition` guards everything below. Holding it, the coordinator may take the file
+/// system's lock (claim, release, recordError); the file system never calls in here holding its own.
+final class SigningCoordinator: @unchecked Sendable {
+    /// How the last signing ended; its `line` is what `status/wait` and `status/current` show.
+    enum Outcome: Equatable {
+        case done(String)
+        case failed(String)
+
+        var line: String {
+            switch self {
+            case .done(let summary): "done: \(summary)"
+            case .failed(let reason): "failed: \(reason)"
+            }
+        }
+    }
+
+    private struct Running {
+        let method: SigningMethod
+        /// "signing: <step>" or "waiting-for-user: <what>".
+        var state: String
+        var verificationCode: String?
+        let cancellation: Cancellation
+    }
+
+    /// Readers blocked in `status/wait` at once. libfuse serves requests with at most ten threads:
+    /// the rest stay free for everything else.
+    static let maximumWaiters = 6
+
+    let environment: SignatureEnvironment
+    private unowned let fileSystem: ContainerFileSystem
+    private let condition = NSCondition()
+    private var running: Running?
+    private var last: Outcome?
+    /// Signatures made in this mount: "<signature file>#<Id>" -> method.
+    private var methods: [String: SigningMethod] = [:]
+    private var waiters = 0
+    private let threads = DispatchGroup()
+
+    init(fileSystem: ContainerFileSystem, environment: SignatureEnvironment) {
+        self.fileSystem = fileSystem
+        self.environment = environment
+    }
+
+    // MARK: - Starting
+
+    /// One write to `sign/<method>`: the whole request. Throws (EINVAL, EBUSY, ...) when it is
+    /// refused; returns once the signing runs in the background, or has already failed (a
+    /// passphrase that does not open the file, say), which `status/wait` then reports.
+    func request(_ method: SigningMethod, _ bytes: UnsafeRawBufferPointer) throws {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw fileSystem.failure(EINVAL, "\(method.rawValue): the request is not UTF-8 text")
+        }
+        let parameters: SigningParameters
+        do { parameters = try method.parse(text) } catch { throw fileSystem.failure(EINVAL, "\(error)") }
+        guard method.isAvailable else {
+            throw fileSystem.failure(EINVAL, "\(method.rawValue): signing with \(method.rawValue) is not available in this version of asicfs yet")
+        }
+
+        let cancellation = Cancellation()
+        try condition.withLock {
+            if let running {
+                throw fileSystem.failure(EBUSY, "cannot start a \(method.rawValue) signing: a \(running.method.rawValue) signing is "
+                    + "already running (see .asicfs/status/current; cat .asicfs/status/wait waits for it to end)")
+            }
+            try fileSystem.claim("a \(method.rawValue) signing is running", for: "start a \(method.rawValue) signing")
+            running = Running(method: method, state: "signing: starting", cancellation: cancellation)
+        }
+
+        let signer: Signer
+        let snapshot: Container
+        do {
+            signer = try method.signer(parameters)
+            snapshot = try fileSystem.snapshotForSigning()
+        } catch let error as SigningParameterError {
+            abandon()
+            throw fileSystem.failure(EINVAL, error.description)
+        } catch let error as FileSystemError {
+            abandon()
+            throw error
+        } catch {
+            // The signer could not be made (unreadable file, wrong passphrase): a signing that failed.
+            finish(method, .failure(error))
+            return
+        }
+
+        threads.enter()
+        let thread = Thread { [self] in
+            defer { threads.leave() }
+            let session = SigningSession(container: snapshot, signer: signer, environment: environment,
+                                         details: parameters.signerDetails, cancellation: cancellation)
+            finish(method, Result { try session.run { self.note($0) } })
+        }
+        thread.name = "asicfs signing"
+        thread.start()
+    }
+
+    /// A refused request was no signing: the mount is free again and the last outcome stays.
+    private func abandon() {
+        condition.withLock {
+            running = nil
+            fileSystem.release(adopting: nil)
+            condition.broadcast()
+        }
+    }
+
+    private func note(_ event: SigningEvent) {
+        condition.withLock {
+            guard running != nil else { return }
+            switch event {
+            case .step(let step): running!.state = "signing: \(step)"
+            case .waitingForUser(let what): running!.state = "waiting-for-user: \(what)"
+            case .verificationCode(let code): running!.verificationCode = code
+            }
+        }
+    }
+
+    /// Ends the running signing: the mount adopts the signed container (before anyone waiting
+    /// is woken, so what they do next sees it) or stays as it was.
+    private func finish(_ method: SigningMethod, _ result: Result<SigningOutcome, Error>) {
+        condition.withLock {
+            switch result {
+            case .success(let outcome):
+                fileSystem.release(adopting: outcome.container)
+                methods[Self.key(outcome.signatureFile, outcome.signatureId)] = method
+                last = .done(outcome.summary)
+            case .failure(let error):
+                fileSystem.release(adopting: nil)
+                let reason = "\(error)"
+                fileSystem.recordError("signing with \(method.rawValue) failed: \(reason)")
+                last = .failed(reason)
+            }
+            running = nil
+            condition.broadcast()
+        }
+    }
+
+    // MARK: - Removing a signature
+
+    /// Claims the mount for removing a signature (EBUSY while a signing runs).
+    func beginRemoval(_ action: String) throws {
+        try condition.withLock {
+            if let running {
+                throw fileSystem.failure(EBUSY, "cannot \(action): a \(running.method.rawValue) signing is running")
+            }
+            try fileSystem.claim("a signature is being removed", for: action)
+        }
+    }
+
+    /// Throws what `beginRemoval` would, without claiming anything (unlink inside a signature folder).
+    func checkRemovable(_ action: String) throws {
+        try condition.withLock {
+            if let running {
+                throw fileSystem.failure(EBUSY, "cannot \(action): a \(running.method.rawValue) signing is running")
+            }
+            try fileSystem.checkClaimable(for: action)
+        }
+    }
+
+    // MARK: - What status/ shows
+
+    /// `status/current`: one line.
+    var currentText: String {
+        condition.withLock { (running?.state ?? last?.line ?? "idle") + "\n" }
+    }
+
+    /// `status/mobile-id`, `status/smart-id`, `status/id-card`: the state of a signing with that
+    /// method, then its verification code (Mobile-ID, Smart-ID) if one is needed now.
+    func statusText(of method: SigningMethod) -> String {
+        condition.withLock {
+            var lines: [String]
+            if let running, running.method == method {
+                lines = [running.state, running.verificationCode.map { "verification code: \($0)" } ?? "no verification code"]
+            } else {
+                lines = ["idle", "no verification code"]
+            }
+            if method == .idCard { lines[1] = "no card information (reading ID-card readers is not available in this version of asicfs yet)" }
+            if !method.isAvailable { lines.append("signing with \(method.rawValue) is not available in this version of asicfs yet") }
+            return lines.joined(separator: "\n") + "\n"
+        }
+    }
+
+    /// The method of a signature made in this mount.
+    func method(ofSignatureIn file: String, id: String?) -> SigningMethod? {
+        guard let id else { return nil }
+        return condition.withLock { methods[Self.key(file, id)] }
+    }
+
+    private static func key(_ file: String, _ id: String) -> String { file + "#" + id }
+
+    // MARK: - Waiting
+
+    /// Blocks until no signing runs and returns how the last one ended (nil: none has run in
+    /// this mount). `stop` is asked ten times a second and ends the wait with its errno
+    /// (the reader was interrupted, or the mount is going away).
+    func waitForOutcome(stop: () -> Int32?) throws -> Outcome? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard running != nil else { return last }
+        guard waiters < Self.maximumWaiters else {
+            throw fileSystem.failure(EBUSY, "too many readers are waiting in .asicfs/status/wait (at most \(Self.maximumWaiters))")
+        }
+        waiters += 1
+        defer { waiters -= 1 }
+        while running != nil {
+            if let code = stop() { throw FileSystemError(code) }
+            _ = condition.wait(until: Date().addingTimeInterval(0.1))
+        }
+        return last
+    }
+
+    /// At unmount: cancels a running signing (network requests stop within about a second) and
+    /// waits for its thread, so nothing is half-written when the process ends.
+    func cancelAndWait(timeout: TimeInterval = 30) {
+        condition.withLock { running?.cancellation.cancel() }
+        _ = threads.wait(timeout: .now() + timeout)
+    }
+}
