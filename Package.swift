@@ -48,6 +48,7 @@ let package = Package(
         .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
         .executableTarget(name: "fuzz-zip", dependencies: ["ASiC", "FuzzSupport"], path: "Fuzz/fuzz-zip"),
         .executableTarget(name: "fuzz-manifest", dependencies: ["ASiC", "FuzzSupport"], path: "Fuzz/fuzz-manifest"),
+        .executableTarget(name: "fuzz-signature", dependencies: ["XAdES", "FuzzSupport"], path: "Fuzz/fuzz-signature"),
         // Benchmark harness (run by `make bench`, not by CI).
         .executableTarget(name: "asicfs-bench", dependencies: ["ASiC", "Crypto", "Signing"], path: "Benchmarks/asicfs-bench"),
 
