@@ -28,6 +28,7 @@ let mountCommand = Command(
         if arguments.positionals.count > 2 { throw UsageError("mount takes CONTAINER and MOUNTPOINT") }
         var request = MountRequest(container: arguments.positionals[0], mountpoint: arguments.positionals[1])
         request.foreground = arguments.has("--foreground")
+        request.configuration = context.configuration
         for option in context.mountOptions {
             switch option {
             case "ro": request.readOnly = true
