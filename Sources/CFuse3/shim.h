@@ -2,6 +2,7 @@
 #define ASICFS_CFUSE3_SHIM_H
 #define FUSE_USE_VERSION 31
 #include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,4 +12,6 @@
 static inline long cfuse_utime_now(void) { return UTIME_NOW; }
 static inline long cfuse_utime_omit(void) { return UTIME_OMIT; }
 static inline int cfuse_loop_mt(struct fuse *f, int clone_fd) { return fuse_loop_mt(f, clone_fd); }
+// Whether the session is stopping (a blocked read of status/wait gives up then).
+static inline int cfuse_session_exited(struct fuse *f) { return fuse_session_exited(fuse_get_session(f)); }
 #endif

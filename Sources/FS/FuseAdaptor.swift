@@ -35,15 +35,11 @@ private func reply(_ body: () throws -> Int32) -> Int32 {
 
 private func path(_ raw: UnsafePointer<CChar>?) -> String { raw.map { String(cString: $0) } ?? "/" }
 
-// fuse_session_exited is declared in fuse_lowlevel.h, which the CFuse3 shim does not include.
-@_silgen_name("fuse_session_exited")
-private func fuseSessionExited(_ session: OpaquePointer?) -> Int32
-
 /// Why a blocked read should give up now, if it should: EINTR when the kernel interrupted the
 /// request (the reader got a signal), EIO when the session is ending (unmount, SIGTERM).
 private func stopReason() -> Int32? {
     if fuse_interrupted() != 0 { return EINTR }
-    if let fuse = fuse_get_context()?.pointee.fuse, fuseSessionExited(fuse_get_session(fuse)) != 0 { return EIO }
+    if let fuse = fuse_get_context()?.pointee.fuse, cfuse_session_exited(fuse) != 0 { return EIO }
     return nil
 }
 
