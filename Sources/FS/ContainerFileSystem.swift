@@ -557,6 +557,16 @@ public final class ContainerFileSystem: @unchecked Sendable {
         scheduler?.changed()
     }
 
+    /// A close() of a descriptor (sent synchronously, unlike RELEASE): remembers that the file
+    /// was closed after its latest change.
+    public func flush(_ id: UInt64) {
+        lock.withLock {
+            guard let handle = handleLock.withLock({ handles[id] }), handle.writable,
+                  case .spooled(let spool) = handle.source else { return }
+            spool.closedGeneration = spool.generation
+        }
+    }
+
     /// The last close of a handle: a finished write becomes eligible for the next commit.
     public func release(_ id: UInt64) {
         let wrote = lock.withLock { () -> Bool in
@@ -769,8 +779,26 @@ public final class ContainerFileSystem: @unchecked Sendable {
     @discardableResult
     public func close() -> String? {
         signing.cancelAndWait()
+        // The kernel sends RELEASE after close() returns, without waiting: when the loop ends
+        // (a signal, an unmount) some may never arrive. A file whose writer closed it after its
+        // last write (FLUSH) is finished and saved; one still being written is rescued below.
+        lock.withLock {
+            for case .spooled(let spool) in view.values where spool.closedGeneration == spool.generation {
+                spool.writers = 0
+            }
+            handleLock.withLock { handles.removeAll() }
+        }
         do { try commit() } catch {
             let message = "\(error); \(rescueUnsavedFiles())"
+            FileHandle.standardError.write(Data("asicfs: \(message)\n".utf8))
+            return message
+        }
+        // (A spool whose write failed is not rescued: its writer was told, and its bytes are partial.)
+        let stillOpen = lock.withLock {
+            view.values.contains { if case .spooled(let spool) = $0 { spool.failed == nil } else { false } }
+        }
+        if stillOpen {
+            let message = "the mount stopped while files were still open for writing; \(rescueUnsavedFiles())"
             FileHandle.standardError.write(Data("asicfs: \(message)\n".utf8))
             return message
         }

@@ -140,7 +140,10 @@ func fuseOperations() -> fuse_operations {
             return 0
         }
     }
-    ops.flush = { _, _ in 0 }
+    ops.flush = { _, info in
+        fileSystem().flush(info!.pointee.fh)
+        return 0
+    }
     ops.release = { _, info in
         fileSystem().release(info!.pointee.fh)
         return 0

@@ -51,6 +51,35 @@ final class MountLifecycleTests: XCTestCase {
         }
     }
 
+    /// A file closed just before the stop is saved even though its (asynchronous) RELEASE may never
+    /// be served; a file still open for writing is not saved half-written but rescued beside the container.
+    func testAStopWhileAFileIsStillBeingWrittenRescuesIt() throws {
+        let fixture = try MountFixture(self)
+        try fixture.mount(["create"])
+        try writeFile(Array("closed".utf8), fixture.path("closed.txt"))
+        let writer = try Shell.spawn("/usr/bin/python3", ["-c", """
+            import sys, time
+            f = open(sys.argv[1], "w"); f.write("partial"); f.flush()
+            print("written", flush=True); time.sleep(60)
+            """, fixture.path("open.txt")], stdout: fixture.folder + "/writer.out", stderr: fixture.folder + "/writer.err")
+        defer {
+            kill(writer, SIGKILL)
+            _ = Shell.wait(writer)
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while (try? String(contentsOfFile: fixture.folder + "/writer.out", encoding: .utf8)) != "written\n", Date() < deadline {
+            usleep(20_000)
+        }
+        XCTAssertEqual(fixture.signal(SIGTERM), 1, "the stop reports that a file was not saved")
+        XCTAssertFalse(fixture.isMounted)
+        let contents = try containerContents(fixture.container)
+        XCTAssertEqual(contents["closed.txt"], Array("closed".utf8))
+        XCTAssertNil(contents["open.txt"], "a half-written file is not put into the container")
+        let rescued = try FileManager.default.contentsOfDirectory(atPath: fixture.folder).filter { $0.contains(".asicfs-unsaved-") }
+        XCTAssertEqual(rescued.count, 1, "\(rescued)")
+        XCTAssertEqual(try readFile(fixture.folder + "/" + (rescued.first ?? "") + "/open.txt"), Array("partial".utf8))
+    }
+
     func testAKilledDaemonLeavesNoDeadMountAndAValidContainer() throws {
         let fixture = try MountFixture(self)
         try fixture.mount(["create"])
