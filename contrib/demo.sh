@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job end to end on sample files: create a container, list it, extract, add, remove,
-# and check the result with independent tools (unzip, Python's zipfile).
+# check the result with independent tools (unzip, Python's zipfile), mount it, and sign it
+# (PKCS#12, XAdES LT) against a throwaway test PKI with a loopback time-stamp server and OCSP
+# responder, from the command line and from inside the mount, then validate and unsign.
 set -euo pipefail
 asicfs=$(realpath "${1:-.build/debug/asicfs}")
 asicfs_src=$(realpath "$(dirname "$0")")
@@ -107,6 +109,32 @@ cp doc.asice cli-signed.asice
 run asicfs sign cli-signed.asice --method pkcs12 file=pki/signer.p12 passphrase-file=pki/passphrase role=Author city=Tallinn
 run asicfs verify cli-signed.asice
 run unzip -l cli-signed.asice
+
+step "Sign inside a mount: write the request to .asicfs/sign/pkcs12, wait, look at the signature folder"
+cp doc.asice mounted.asice
+run asicfs mount mounted.asice mnt
+run cat mnt/.asicfs/sign/pkcs12
+request="file=$work/pki/signer.p12 passphrase-file=$work/pki/passphrase role=Reviewer"
+printf '$ echo "%s" > mnt/.asicfs/sign/pkcs12\n' "$request"
+echo "$request" > mnt/.asicfs/sign/pkcs12
+run cat mnt/.asicfs/status/wait
+run ls mnt/.asicfs/signatures
+folder="mnt/.asicfs/signatures/$(ls mnt/.asicfs/signatures | head -n 1)"
+run cat "$folder/status" "$folder/method" "$folder/signer"
+run cat "$folder/report"
+grep -qx VALID <(head -n 1 "$folder/status") || { echo "the new signature is not VALID"; exit 1; }
+if cp minutes.txt mnt/again.txt 2>&1; then echo "unexpected success"; exit 1; fi
+run asicfs umount mnt
+run asicfs verify mounted.asice
+
+step "Remove that signature again with rm -r: the container becomes editable"
+cp mounted.asice unsign.asice
+run asicfs mount unsign.asice mnt
+run rm -r "mnt/.asicfs/signatures/$(ls mnt/.asicfs/signatures | head -n 1)"
+run ls -A mnt/.asicfs/signatures
+run cp minutes.txt mnt/again.txt
+run asicfs umount mnt
+run asicfs ls unsign.asice
 
 step "A wrong passphrase: one clear error, the container unchanged"
 printf 'wrong\n' > pki/wrong
