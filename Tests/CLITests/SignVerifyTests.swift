@@ -5,19 +5,12 @@ import XCTest
 /// `asicfs sign` and `asicfs verify` end to end: the real binary, the loopback test PKI, TSA and
 /// OCSP (contrib/testpki), and the reference implementation's containers.
 final class SignVerifyTests: CLITestCase {
-    nonisolated(unsafe) static var services: TestServices?
-    nonisolated(unsafe) static var folder = ""
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    static var services: TestServices? { shared.services }
+    static var folder: String { shared.folder }
 
-    override class func setUp() {
-        folder = NSTemporaryDirectory() + "asicfs-cli-signing-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        services = try? TestServices.start(makingPKIIn: folder + "/pki")
-    }
-
-    override class func tearDown() {
-        services?.stop()
-        try? FileManager.default.removeItem(atPath: folder)
-    }
+    override class func setUp() { shared = SharedTestServices(label: "cli-signing") }
+    override class func tearDown() { shared.stop() }
 
     var services: TestServices { Self.services! }
     var settings: [String] {

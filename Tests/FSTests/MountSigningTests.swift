@@ -6,19 +6,12 @@ import XCTest
 /// signature with `rm -r`: real mounts, the PKCS#12 signer, the loopback TSA and OCSP services
 /// of a fresh test PKI whose root is the only trust anchor.
 final class MountSigningTests: XCTestCase {
-    nonisolated(unsafe) static var services: TestServices?
-    nonisolated(unsafe) static var folder = ""
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    static var services: TestServices? { shared.services }
+    static var folder: String { shared.folder }
 
-    override class func setUp() {
-        folder = NSTemporaryDirectory() + "asicfs-fs-signing-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        services = try? TestServices.start(makingPKIIn: folder + "/pki")
-    }
-
-    override class func tearDown() {
-        services?.stop()
-        try? FileManager.default.removeItem(atPath: folder)
-    }
+    override class func setUp() { shared = SharedTestServices(label: "fs-signing") }
+    override class func tearDown() { shared.stop() }
 
     var services: TestServices {
         get throws { try XCTUnwrap(Self.services, "the loopback TSA/OCSP services and the test PKI") }

@@ -11,19 +11,12 @@ import XCTest
 /// Signing end to end with the PKCS#12 signer against the loopback TSA and OCSP services, then
 /// validation of the result with the test PKI's root as the only trust anchor.
 final class SigningTests: XCTestCase {
-    nonisolated(unsafe) static var services: TestServices?
-    nonisolated(unsafe) static var folder = ""
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    static var services: TestServices? { shared.services }
+    static var folder: String { shared.folder }
 
-    override class func setUp() {
-        folder = NSTemporaryDirectory() + "asicfs-signing-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        services = try? TestServices.start(makingPKIIn: folder + "/pki")
-    }
-
-    override class func tearDown() {
-        services?.stop()
-        try? FileManager.default.removeItem(atPath: folder)
-    }
+    override class func setUp() { shared = SharedTestServices(label: "signing") }
+    override class func tearDown() { shared.stop() }
 
     var services: TestServices { Self.services! }
     var pki: TestPKI { services.pki }

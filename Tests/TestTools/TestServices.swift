@@ -125,3 +125,29 @@ public final class LoopbackProcess: @unchecked Sendable {
         throw ShellError("\(program) did not print its port within 10 s")
     }
 }
+
+/// A test PKI and its loopback services shared by all tests of one class, in a private folder:
+/// made in `override class func setUp()`, stopped and removed in `tearDown()`.
+public final class SharedTestServices: @unchecked Sendable {
+    public let folder: String
+    /// nil when the services could not start (tests then fail with that reason).
+    public let services: TestServices?
+    public let failure: String?
+
+    public init(label: String) {
+        folder = NSTemporaryDirectory() + "asicfs-\(label)-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        do {
+            services = try TestServices.start(makingPKIIn: folder + "/pki")
+            failure = nil
+        } catch {
+            services = nil
+            failure = "\(error)"
+        }
+    }
+
+    public func stop() {
+        services?.stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}
