@@ -1,6 +1,7 @@
 import ASiC
 import Crypto
 import Foundation
+import HTTP
 import Signing
 import Validation
 
@@ -30,11 +31,12 @@ let signCommand = Command(
         let path = arguments.positionals[0]
         let container = try Container.open(path)
         let environment = try SignatureEnvironment(configuration: context.configuration)
-        let signer = try makeSigner(method, parameters)
+        let cancellation = Cancellation()
+        let signer = try makeSigner(method, parameters, SignerContext(environment: environment, cancellation: cancellation))
         let progress = ProgressLine("signing \(path)", quiet: context.quiet)
         defer { progress.finish() }
         let outcome = try SigningSession(container: container, signer: signer, environment: environment,
-                                         details: parameters.signerDetails).run { event in
+                                         details: parameters.signerDetails, cancellation: cancellation).run { event in
             switch event {
             case .step(let text): progress.message(text)
             case .verificationCode(let code):
@@ -49,12 +51,12 @@ let signCommand = Command(
     })
 
 /// The signer for a command-line request; a PKCS#12 passphrase may come from the terminal.
-private func makeSigner(_ method: SigningMethod, _ parameters: SigningParameters) throws -> Signer {
+private func makeSigner(_ method: SigningMethod, _ parameters: SigningParameters, _ context: SignerContext) throws -> Signer {
     if method == .pkcs12, parameters["passphrase-file"] == nil, let file = parameters["file"], isatty(STDIN_FILENO) == 1 {
         let passphrase = try Terminal.readSecret(prompt: "Passphrase for \(file): ")
         return try PKCS12Signer(file: file, passphrase: passphrase)
     }
-    do { return try method.signer(parameters) } catch let error as SigningParameterError {
+    do { return try method.signer(parameters, context: context) } catch let error as SigningParameterError {
         throw UsageError(error.description)
     }
 }

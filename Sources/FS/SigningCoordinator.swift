@@ -82,7 +82,7 @@ final class SigningCoordinator: @unchecked Sendable {
         let signer: Signer
         let snapshot: Container
         do {
-            signer = try method.signer(parameters)
+            signer = try method.signer(parameters, context: SignerContext(environment: environment, cancellation: cancellation))
             snapshot = try fileSystem.snapshotForSigning()
         } catch let error as SigningParameterError {
             abandon()

@@ -3,9 +3,20 @@ import Foundation
 
 /// Signs with a software identity: a PKCS#12 file and its passphrase. The passphrase is read
 /// into wiped memory, used once to open the file, and dropped; the key lives only in memory.
-public struct PKCS12Signer: Signer {
+public struct PKCS12Signer: Signer, SignerFactory {
     public let method = "pkcs12"
     public static let parameterKeys: Set<String> = ["file", "passphrase-file"]
+    public static let usage = "file=PATH passphrase-file=PATH\nexample: echo \"file=$HOME/me.p12 passphrase-file=$HOME/.me.pass\" > .asicfs/sign/pkcs12"
+
+    public static func validate(_ parameters: SigningParameters) throws {
+        guard let file = parameters["file"], !file.isEmpty else {
+            throw SigningParameterError("pkcs12: 'file=PATH' is required (the .p12 or .pfx file)")
+        }
+    }
+
+    public static func make(_ parameters: SigningParameters, context: SignerContext) throws -> Signer {
+        try PKCS12Signer(parameters: parameters)
+    }
     let identity: PKCS12Identity
 
     public init(file: String, passphrase: SecretBytes) throws {

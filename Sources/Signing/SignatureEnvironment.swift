@@ -13,6 +13,8 @@ public enum SignatureProfile: String, Sendable { case lt = "LT", b = "B" }
 public final class SignatureEnvironment: @unchecked Sendable {
     public static let defaultTSA = "https://eid-dd.ria.ee/ts"
 
+    /// Every setting, for the signers' own keys (service URLs, relying party, pinned certificates).
+    public let configuration: Configuration
     public let profile: SignatureProfile
     public let tsaURL: String
     public let ocspURL: String?
@@ -22,6 +24,7 @@ public final class SignatureEnvironment: @unchecked Sendable {
     private var loadedTrust: Result<TrustStore, TrustedListError>?
 
     public init(configuration: Configuration, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        self.configuration = configuration
         profile = SignatureProfile(rawValue: configuration["profile"] ?? "LT") ?? .lt
         tsaURL = configuration["tsa-url"] ?? Self.defaultTSA
         ocspURL = configuration["ocsp-url"]

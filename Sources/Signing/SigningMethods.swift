@@ -1,50 +1,95 @@
+import Configuration
 import Crypto
+import HTTP
+
+/// What a signer needs besides its parameters: the settings (service URLs, relying party, pinned
+/// TLS certificates) and the signing's cancellation, which every blocking call must honour.
+public struct SignerContext: Sendable {
+    public let environment: SignatureEnvironment
+    public let cancellation: Cancellation
+
+    public init(environment: SignatureEnvironment, cancellation: Cancellation) {
+        self.environment = environment
+        self.cancellation = cancellation
+    }
+
+    public var configuration: Configuration { environment.configuration }
+}
+
+/// One signing method's way from parameters to a `Signer`.
+public protocol SignerFactory {
+    /// Parameters besides the common role and place ones.
+    static var parameterKeys: Set<String> { get }
+    /// The first line of the help: the parameters, and an example on a second line.
+    static var usage: String { get }
+    /// Checks the parameters' form before anything is read or sent (EINVAL in a mount, exit 2
+    /// on the command line): throws `SigningParameterError` naming the field and why.
+    static func validate(_ parameters: SigningParameters) throws
+    /// Makes the signer: reads files and secrets, but contacts no service yet.
+    static func make(_ parameters: SigningParameters, context: SignerContext) throws -> Signer
+}
 
 /// The signing methods of `.asicfs/sign/` and `asicfs sign --method`: their parameters, their
 /// help text, and how a request becomes a `Signer`.
 public enum SigningMethod: String, CaseIterable, Sendable {
     case mobileID = "mobile-id", smartID = "smart-id", idCard = "id-card", pkcs11, pkcs12, remote
 
+    /// The implementation, or nil for methods this version cannot sign with yet.
+    var factory: SignerFactory.Type? {
+        switch self {
+        case .pkcs12: PKCS12Signer.self
+        case .mobileID: nil
+        case .smartID: nil
+        case .idCard, .pkcs11, .remote: nil
+        }
+    }
+
     /// Parameters besides the common role and place ones.
     public var parameterKeys: Set<String> {
+        if let factory { return factory.parameterKeys }
         switch self {
-        case .mobileID: ["phone", "idcode", "language", "message"]
-        case .smartID: ["country", "idcode", "document", "display"]
-        case .idCard: ["reader", "pin-fd"]
-        case .pkcs11: ["module", "slot", "label", "pin-fd"]
-        case .pkcs12: PKCS12Signer.parameterKeys
-        case .remote: ["service", "credential"]
+        case .mobileID: return ["phone", "idcode", "language", "message"]
+        case .smartID: return ["country", "idcode", "document", "display"]
+        case .idCard: return ["reader", "pin-fd"]
+        case .pkcs11: return ["module", "slot", "label", "pin-fd"]
+        case .pkcs12, .remote: return ["service", "credential"]
         }
     }
 
     /// False for methods this version cannot sign with yet; asking for them is a clear error.
-    public var isAvailable: Bool { self == .pkcs12 }
+    public var isAvailable: Bool { factory != nil }
 
     /// What reading `.asicfs/sign/<method>` shows, and `asicfs sign --help` lists.
     public var usage: String {
         let common = "optional: role=... city=... state=... postal-code=... country=... (signer role and production place)"
-        let text: String = switch self {
-        case .mobileID: "phone=+372... idcode=...  [language=EST|ENG|RUS|LIT] [message=...]\nexample: echo \"phone=+37200000766 idcode=60001019906\" > .asicfs/sign/mobile-id"
-        case .smartID: "country=EE idcode=...  or  document=PNOEE-...  [display=pin|confirmation]\nexample: echo \"country=EE idcode=30303039914\" > .asicfs/sign/smart-id"
-        case .idCard: "[reader=NAME] [pin-fd=N]\nexample: echo \"\" > .asicfs/sign/id-card"
-        case .pkcs11: "module=PATH [slot=N] [label=...] [pin-fd=N]\nexample: echo \"module=/usr/lib/softhsm/libsofthsm2.so slot=0\" > .asicfs/sign/pkcs11"
-        case .pkcs12: "file=PATH passphrase-file=PATH\nexample: echo \"file=$HOME/me.p12 passphrase-file=$HOME/.me.pass\" > .asicfs/sign/pkcs12"
-        case .remote: "service=NAME credential=ID\nexample: echo \"service=demo credential=mykey\" > .asicfs/sign/remote"
+        let text: String
+        if let factory {
+            text = factory.usage
+        } else {
+            text = switch self {
+            case .mobileID: "phone=+372... idcode=...  [language=EST|ENG|RUS|LIT] [message=...]\nexample: echo \"phone=+37200000766 idcode=60001019906\" > .asicfs/sign/mobile-id"
+            case .smartID: "country=EE idcode=...  or  document=PNOEE-...  [display=pin|confirmation]\nexample: echo \"country=EE idcode=30303039914\" > .asicfs/sign/smart-id"
+            case .idCard: "[reader=NAME] [pin-fd=N]\nexample: echo \"\" > .asicfs/sign/id-card"
+            case .pkcs11: "module=PATH [slot=N] [label=...] [pin-fd=N]\nexample: echo \"module=/usr/lib/softhsm/libsofthsm2.so slot=0\" > .asicfs/sign/pkcs11"
+            case .pkcs12, .remote: "service=NAME credential=ID\nexample: echo \"service=demo credential=mykey\" > .asicfs/sign/remote"
+            }
         }
         let availability = isAvailable ? "" : "\n(not available in this version of asicfs yet)"
         return "\(rawValue): \(text)\n\(common)\(availability)\n"
     }
 
-    /// Checks the parameters (nothing is read or sent yet).
+    /// Checks the parameters (nothing is read or sent yet): their names, then their form.
     public func parse(_ text: String) throws -> SigningParameters {
-        try SigningParameters.parse(text, method: rawValue, allowed: parameterKeys)
+        let parameters = try SigningParameters.parse(text, method: rawValue, allowed: parameterKeys)
+        try factory?.validate(parameters)
+        return parameters
     }
 
     /// Makes the signer. Reading files and secrets happens here, not in `parse`.
-    public func signer(_ parameters: SigningParameters) throws -> Signer {
-        switch self {
-        case .pkcs12: return try PKCS12Signer(parameters: parameters)
-        default: throw SigningError("\(rawValue): signing with \(rawValue) is not available in this version of asicfs yet")
+    public func signer(_ parameters: SigningParameters, context: SignerContext) throws -> Signer {
+        guard let factory else {
+            throw SigningError("\(rawValue): signing with \(rawValue) is not available in this version of asicfs yet")
         }
+        return try factory.make(parameters, context: context)
     }
 }
