@@ -16,22 +16,25 @@ public struct Configuration: Sendable, Equatable {
         ("mobile-id.relying-party-uuid", "Mobile-ID relying-party UUID"),
         ("mobile-id.relying-party-name", "Mobile-ID relying-party name"),
         ("mobile-id.tls-cert", "PEM: pinned TLS certificate(s) of the Mobile-ID service"),
+        ("mobile-id.timeout", "seconds to wait for the Mobile-ID user to confirm (default 150)"),
         ("smart-id.url", "Smart-ID service URL"),
         ("smart-id.relying-party-uuid", "Smart-ID relying-party UUID"),
         ("smart-id.relying-party-name", "Smart-ID relying-party name"),
         ("smart-id.tls-cert", "PEM: pinned TLS certificate(s) of the Smart-ID service"),
+        ("smart-id.timeout", "seconds to wait for the Smart-ID user to confirm (default 180)"),
         ("remote.url", "remote signing service (CSC API) URL"),
         ("remote.tls-cert", "PEM: pinned TLS certificate(s) of the remote signing service"),
         ("remote.client-identity", "PKCS#12 client identity for TLS to the remote service"),
         ("remote.client-identity-passphrase-file", "file holding that identity's passphrase"),
         ("pinentry", "pinentry program for PINs"),
+        ("notify", "desktop notification of verification codes: yes (default) or no"),
         ("proxy", "HTTP(S) proxy for every outside service"),
     ]
 
     public static let knownKeys: Set<String> = Set(keys.map(\.key))
 
     /// Keys with a fixed set of values.
-    static let allowedValues: [String: Set<String>] = ["profile": ["LT", "B"]]
+    static let allowedValues: [String: Set<String>] = ["profile": ["LT", "B"], "notify": ["yes", "no"]]
 
     public private(set) var values: [String: String] = [:]
 
