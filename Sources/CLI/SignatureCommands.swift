@@ -33,6 +33,10 @@ let signCommand = Command(
         let environment = try SignatureEnvironment(configuration: context.configuration)
         let cancellation = Cancellation()
         let signer = try makeSigner(method, parameters, SignerContext(environment: environment, cancellation: cancellation))
+        // Ctrl-C (or SIGTERM) cancels: the session stops at its next step or network wait and the
+        // container stays as it was; a second Ctrl-C ends the process at once.
+        let interruption = CancelOnSignals(cancellation)
+        defer { interruption.restore() }
         let progress = ProgressLine("signing \(path)", quiet: context.quiet)
         defer { progress.finish() }
         let outcome = try SigningSession(container: container, signer: signer, environment: environment,
@@ -41,7 +45,8 @@ let signCommand = Command(
             case .step(let text): progress.message(text)
             case .verificationCode(let code):
                 progress.finish()
-                Terminal.out("verification code: \(code)")
+                Terminal.out("verification code: \(code) (sign only if your phone shows the same code)")
+                DesktopNotification.verificationCode(code, method: method.rawValue, configuration: context.configuration)
             case .waitingForUser(let what): progress.message(what)
             }
         }
@@ -86,3 +91,27 @@ let verifyCommand = Command(
         }
         return report.verdict.isAcceptable ? 0 : 1
     })
+
+/// Turns SIGINT and SIGTERM into a cancellation while a signing runs.
+final class CancelOnSignals: @unchecked Sendable {
+    private let sources: [DispatchSourceSignal]
+
+    init(_ cancellation: Cancellation) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                cancellation.cancel()
+                signal(number, SIG_DFL)  // the next one ends the process
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    func restore() {
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}

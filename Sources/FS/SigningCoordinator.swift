@@ -63,6 +63,7 @@ final class SigningCoordinator: @unchecked Sendable {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw fileSystem.failure(EINVAL, "\(method.rawValue): the request is not UTF-8 text")
         }
+        if text.trimmingCharacters(in: .whitespacesAndNewlines) == "cancel" { return try cancel(method) }
         let parameters: SigningParameters
         do { parameters = try method.parse(text) } catch { throw fileSystem.failure(EINVAL, "\(error)") }
         guard method.isAvailable else {
@@ -107,6 +108,18 @@ final class SigningCoordinator: @unchecked Sendable {
         thread.start()
     }
 
+    /// `echo cancel > sign/<method>`: stops the running signing of that method. It ends as a
+    /// failed signing ("cancelled"), with the container unchanged; network waits stop within
+    /// about a second.
+    private func cancel(_ method: SigningMethod) throws {
+        try condition.withLock {
+            guard let running, running.method == method else {
+                throw fileSystem.failure(EINVAL, "cancel: no \(method.rawValue) signing is running")
+            }
+            running.cancellation.cancel()
+        }
+    }
+
     /// A refused request was no signing: the mount is free again and the last outcome stays.
     private func abandon() {
         condition.withLock {
@@ -122,7 +135,10 @@ final class SigningCoordinator: @unchecked Sendable {
             switch event {
             case .step(let step): running!.state = "signing: \(step)"
             case .waitingForUser(let what): running!.state = "waiting-for-user: \(what)"
-            case .verificationCode(let code): running!.verificationCode = code
+            case .verificationCode(let code):
+                running!.verificationCode = code
+                DesktopNotification.verificationCode(code, method: running!.method.rawValue,
+                                                     configuration: environment.configuration)
             }
         }
     }

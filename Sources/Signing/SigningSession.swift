@@ -46,7 +46,11 @@ public final class SigningSession: @unchecked Sendable {
         guard !container.dataFiles.isEmpty else { throw SigningError("the container has no data files to sign") }
 
         events(.step("reading the signer's certificate"))
-        let certificate = try signer.certificate(events: events)
+        let certificate: Certificate
+        do { certificate = try signer.certificate(events: events) } catch {
+            try checkCancelled()
+            throw error
+        }
         try checkCertificate(certificate)
         try checkCancelled()
 
@@ -64,7 +68,11 @@ public final class SigningSession: @unchecked Sendable {
         do { prepared = try builder.prepare() } catch { throw SigningError("could not build the signature: \(error)") }
 
         events(.step("signing"))
-        let value = try signer.sign(digest: prepared.digestToSign, algorithm: algorithm, events: events)
+        let value: [UInt8]
+        do { value = try signer.sign(digest: prepared.digestToSign, algorithm: algorithm, events: events) } catch {
+            try checkCancelled()
+            throw error
+        }
         guard prepared.verify(signatureValue: value) else {
             throw SigningError("the signature value returned by \(signer.method) does not verify with the signer's certificate")
         }
@@ -117,6 +125,7 @@ public final class SigningSession: @unchecked Sendable {
         do {
             token = try TimeStampClient(url: environment.tsaURL, post: http.post).stamp(digest: imprint, algorithm: .sha256)
         } catch {
+            try checkCancelled()
             throw SigningError("time-stamp: \(error)")
         }
         try checkCancelled()
@@ -130,6 +139,7 @@ public final class SigningSession: @unchecked Sendable {
         do {
             response = try OCSPClient(url: ocspURL, post: http.post).fetch(certificate: certificate, issuer: issuer)
         } catch {
+            try checkCancelled()
             throw SigningError("OCSP: \(error)")
         }
         let name = certificate.commonName ?? certificate.subjectLine

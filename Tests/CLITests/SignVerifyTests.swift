@@ -77,6 +77,32 @@ final class SignVerifyTests: CLITestCase {
         XCTAssertEqual(try read(container), before)
     }
 
+    func testCtrlCCancelsASigningAndKeepsTheContainer() throws {
+        let silent = try LoopbackProcess.start("/usr/bin/python3", ["-c", """
+            import socket
+            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+            print("PORT", s.getsockname()[1], flush=True)
+            held = []
+            while True: held.append(s.accept())
+            """])
+        defer { silent.stop() }
+        let container = try unsignedContainer()
+        let before = try read(container)
+        let (process, stderr) = try startAsicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                                 "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings
+                                                 + ["-o", "tsa-url=http://127.0.0.1:\(silent.port)/tsa"])
+        usleep(1_000_000)  // it reaches the silent time-stamping service and waits there
+        XCTAssertTrue(process.isRunning)
+        let start = Date()
+        process.interrupt()
+        process.waitUntilExit()
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5)
+        XCTAssertEqual(process.terminationStatus, 1)
+        let message = String(decoding: try Data(contentsOf: stderr), as: UTF8.self)
+        XCTAssertTrue(message.contains("cancelled") && message.contains("unchanged"), message)
+        XCTAssertEqual(try read(container), before)
+    }
+
     func testUsageErrorsExitTwo() throws {
         let container = try unsignedContainer()
         assertFailure(try asicfs(["sign", container]), status: 2, mentions: ["missing --method"])

@@ -292,6 +292,38 @@ final class MountSigningTests: XCTestCase {
         XCTAssertEqual(try sha256(fixture.container), before)
     }
 
+    /// `echo cancel > .asicfs/sign/<method>` stops a running signing of that method; the wait reports it.
+    func testCancellingARunningSigning() throws {
+        let silent = try LoopbackProcess.start("/usr/bin/python3", ["-c", """
+            import socket
+            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+            print("PORT", s.getsockname()[1], flush=True)
+            held = []
+            while True: held.append(s.accept())
+            """])
+        defer { silent.stop() }
+        let fixture = try mountedContainer(["a.txt": "a\n"], tsa: "http://127.0.0.1:\(silent.port)/tsa")
+        let m = fixture.mountpoint
+        let before = try sha256(fixture.container)
+
+        let early = try request(fixture, "pkcs12", "cancel")
+        XCTAssertTrue(early.stderr.contains("Invalid argument"), early.stderr)
+        XCTAssertEqual(try text(m + "/.asicfs/status/last-error"), "cancel: no pkcs12 signing is running\n")
+
+        XCTAssertEqual(try request(fixture, "pkcs12", try pkcs12Request()).status, 0)
+        for _ in 0..<50 where !(try text(m + "/.asicfs/status/current")).contains("time-stamping") { usleep(100_000) }
+        let start = Date()
+        let cancelled = try request(fixture, "pkcs12", "cancel")
+        XCTAssertEqual(cancelled.status, 0, cancelled.stderr)
+        let wait = try waitForSigning(fixture)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5, "a cancel ends the network wait within seconds")
+        XCTAssertTrue(wait.stdout.hasPrefix("failed: ") && wait.stdout.contains("cancelled"), wait.stdout)
+        XCTAssertNotEqual(wait.status, 0)
+        XCTAssertEqual(try sha256(fixture.container), before)
+        XCTAssertEqual(try bash("echo b > '\(m)/b.txt'").status, 0, "the container is editable again")
+        try fixture.unmount()
+    }
+
     /// asicfs removes whole signature files: one holding two signatures is refused (EPERM).
     func testASignatureFileHoldingTwoSignaturesIsNotSplit() throws {
         let fixture = try mountedContainer(["a.txt": "a\n"])
