@@ -37,6 +37,9 @@ public final class Container: @unchecked Sendable {
     public let signatureFiles: [SignatureFile]
     /// Size of the container file in bytes.
     public let fileSize: Int64
+    /// The file's status when this snapshot was read: a later change made in place (same inode)
+    /// shows as a different size or modification time.
+    let openedStatus: stat
 
     let file: PosixFile
     let directory: ZipDirectory
@@ -55,7 +58,7 @@ public final class Container: @unchecked Sendable {
 
     private init(path: String, kind: ContainerKind, dataFiles: [DataFile], signatureFiles: [SignatureFile],
                  file: PosixFile, directory: ZipDirectory, mimetypeEntry: ZipEntry, manifestEntry: ZipEntry?,
-                 otherEntries: [ZipEntry], fileSize: Int64) {
+                 otherEntries: [ZipEntry], status: stat) {
         self.path = path
         self.kind = kind
         self.dataFiles = dataFiles
@@ -65,7 +68,8 @@ public final class Container: @unchecked Sendable {
         self.mimetypeEntry = mimetypeEntry
         self.manifestEntry = manifestEntry
         self.otherEntries = otherEntries
-        self.fileSize = fileSize
+        fileSize = Int64(status.st_size)
+        openedStatus = status
         indexByName = Dictionary(dataFiles.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { a, _ in a })
     }
 
@@ -157,7 +161,7 @@ public final class Container: @unchecked Sendable {
         }
         return Container(path: path, kind: kind, dataFiles: dataFiles, signatureFiles: signatureFiles, file: file,
                          directory: directory, mimetypeEntry: mimetypeEntry, manifestEntry: manifestEntry,
-                         otherEntries: otherEntries, fileSize: Int64(status.st_size))
+                         otherEntries: otherEntries, status: status)
     }
 
     /// Structural checks on every entry: safe names, no duplicates, supported methods, no overlap

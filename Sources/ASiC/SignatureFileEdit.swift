@@ -11,10 +11,12 @@ extension Container {
         return "META-INF/signatures\(n).xml"
     }
 
-    /// True when the file on disk is still the version this snapshot read (same inode, size, time).
+    /// True when the file on disk is still the version this snapshot read: the same inode, and
+    /// the size and modification time it had when it was opened (so a rewrite in place counts too).
     public var isCurrentOnDisk: Bool {
         var now = stat()
-        guard lstat(AtomicSave.resolvedTarget(path), &now) == 0, let then = try? file.status() else { return false }
+        guard stat(AtomicSave.resolvedTarget(path), &now) == 0 else { return false }
+        let then = openedStatus
         return now.st_ino == then.st_ino && now.st_dev == then.st_dev && now.st_size == then.st_size
             && now.st_mtim.tv_sec == then.st_mtim.tv_sec && now.st_mtim.tv_nsec == then.st_mtim.tv_nsec
     }

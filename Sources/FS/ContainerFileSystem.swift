@@ -731,11 +731,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         let saved: Container
         do {
             // Another program replaced or changed the container: saving would silently undo that.
-            var now = stat()
-            let mine = try base.fileStatus()
-            guard stat(containerPath, &now) == 0, now.st_ino == mine.st_ino, now.st_dev == mine.st_dev,
-                  now.st_size == mine.st_size, now.st_mtim.tv_sec == mine.st_mtim.tv_sec,
-                  now.st_mtim.tv_nsec == mine.st_mtim.tv_nsec else {
+            guard base.isCurrentOnDisk else {
                 throw FileSystemError(EIO, "\(containerPath) was changed by another program while mounted; not saving over that change")
             }
             var edit = base.edit()

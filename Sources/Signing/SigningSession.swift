@@ -44,6 +44,9 @@ public final class SigningSession: @unchecked Sendable {
             throw SigningError("this is an ASiC-S container; asicfs signs ASiC-E containers only")
         }
         guard !container.dataFiles.isEmpty else { throw SigningError("the container has no data files to sign") }
+        guard container.isCurrentOnDisk else {
+            throw SigningError("the container was changed by another program since asicfs read it; nothing was written")
+        }
 
         events(.step("reading the signer's certificate"))
         let certificate: Certificate

@@ -212,5 +212,16 @@ final class SigningTests: XCTestCase {
         let after = try Data(contentsOf: URL(fileURLWithPath: container.path))
         XCTAssertThrowsError(try sign(container)) { XCTAssertTrue("\($0)".contains("changed by another program"), "\($0)") }
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: container.path)), after)
+
+        // Rewritten in place (same inode, as `cp other.asice it.asice` does): refused too.
+        let inPlace = try newContainer([("c.txt", Array("c".utf8))])
+        let other = try newContainer([("d.txt", Array("dd".utf8))])
+        let inode = try FileManager.default.attributesOfItem(atPath: inPlace.path)[.systemFileNumber] as? Int
+        let copied = try Shell.run("/bin/cp", [other.path, inPlace.path])
+        XCTAssertEqual(copied.status, 0, copied.stderr)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: inPlace.path)[.systemFileNumber] as? Int, inode)
+        let rewritten = try Data(contentsOf: URL(fileURLWithPath: inPlace.path))
+        XCTAssertThrowsError(try sign(inPlace)) { XCTAssertTrue("\($0)".contains("changed by another program"), "\($0)") }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: inPlace.path)), rewritten)
     }
 }
