@@ -47,6 +47,9 @@ public struct Configuration: Sendable, Equatable {
         guard Self.knownKeys.contains(key) else {
             throw ConfigurationError("\(origin): unknown configuration key '\(key)'")
         }
+        if key.hasSuffix(".timeout"), Int(value).map({ $0 <= 0 || $0 > 3600 }) ?? true {
+            throw ConfigurationError("\(origin): '\(key)' must be a number of seconds from 1 to 3600, not '\(value)'")
+        }
         if let allowed = Self.allowedValues[key], !allowed.contains(value) {
             throw ConfigurationError("\(origin): '\(key)' must be one of \(allowed.sorted().joined(separator: ", ")), not '\(value)'")
         }

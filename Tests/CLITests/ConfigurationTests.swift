@@ -364,12 +364,27 @@ final class ConfigurationLoadTests: XCTestCase {
         XCTAssertEqual(Configuration.keys.count, Configuration.knownKeys.count, "a key is listed twice")
         var text = ""
         for (index, entry) in Configuration.keys.enumerated() {
-            let value = entry.key == "profile" ? "B" : "value-\(index)"
+            let value = entry.key == "profile" ? "B" : entry.key == "notify" ? "no"
+                : entry.key.hasSuffix(".timeout") ? "\(index)" : "value-\(index)"
             text += "\(entry.key) = \(value)\n"
         }
         let path = try file("config", text)
         let configuration = try Configuration.load(explicitPath: path, overrides: [], environment: emptyEnvironment)
         XCTAssertEqual(Set(configuration.values.keys), Configuration.knownKeys)
         XCTAssertEqual(configuration["pinentry"], "value-\(Configuration.keys.firstIndex { $0.key == "pinentry" }!)")
+    }
+
+    func testTimeoutsAndNotifyOnlyTakeTheirValues() throws {
+        for (key, value, why) in [("mobile-id.timeout", "soon", "a number of seconds from 1 to 3600"),
+                                  ("smart-id.timeout", "0", "a number of seconds from 1 to 3600"),
+                                  ("notify", "maybe", "one of no, yes")] {
+            XCTAssertThrowsError(try Configuration.load(explicitPath: try file("config-\(key)", "\(key) = \(value)\n"),
+                                                        overrides: [], environment: emptyEnvironment)) { error in
+                XCTAssertTrue("\(error)".contains("'\(key)' must be \(why), not '\(value)'"), "\(error)")
+            }
+        }
+        let fine = try Configuration.load(explicitPath: nil, overrides: ["mobile-id.timeout=90", "notify=no"],
+                                          environment: emptyEnvironment)
+        XCTAssertEqual(fine["mobile-id.timeout"], "90")
     }
 }
