@@ -43,7 +43,23 @@ public struct Configuration: Sendable, Equatable {
     public subscript(key: String) -> String? { values[key] }
 
     /// Sets one key, checking that it exists and that its value is allowed.
-    public mutating func set(_ key: String, _ value: String, origin: String) throws {
+    /// Keys whose values are paths. A relative one is made absolute when it is read (against the
+    /// config file's folder, or the working folder for `-o`): a mount's daemon runs in `/`.
+    public static let pathKeys: Set<String> = [
+        "tsl", "tsl-cert", "trust-anchors", "cache-dir", "mobile-id.tls-cert", "smart-id.tls-cert", "remote.tls-cert",
+        "remote.client-identity", "remote.client-identity-passphrase-file",
+    ]
+
+    static func absolute(_ value: String, key: String, base: String?) -> String {
+        guard pathKeys.contains(key), let base, !value.isEmpty, !value.hasPrefix("/"), !value.contains("://"),
+              !(key == "tsl" && value == "none") else { return value }
+        let expanded = value.hasPrefix("~/") ? (NSHomeDirectory() + value.dropFirst(1)) : value
+        if expanded.hasPrefix("/") { return expanded }
+        return (base.hasSuffix("/") ? base : base + "/") + (expanded.hasPrefix("./") ? String(expanded.dropFirst(2)) : expanded)
+    }
+
+    public mutating func set(_ key: String, _ value: String, origin: String, relativeTo base: String? = nil) throws {
+        let value = Self.absolute(value, key: key, base: base)
         guard Self.knownKeys.contains(key) else {
             throw ConfigurationError("\(origin): unknown configuration key '\(key)'")
         }
@@ -58,7 +74,7 @@ public struct Configuration: Sendable, Equatable {
 
     /// Parses config-file text: one `key = value` a line; a line starting with `#` is a comment
     /// (a `#` inside a value, as in a URL, is kept); blank lines and CR LF line ends are fine.
-    public mutating func load(text: String, origin: String) throws {
+    public mutating func load(text: String, origin: String, relativeTo base: String? = nil) throws {
         // "\r\n" is one Character in Swift, so split on both kinds of line end.
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
         for (number, rawLine) in lines.enumerated() {
@@ -69,7 +85,7 @@ public struct Configuration: Sendable, Equatable {
             }
             let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
             let value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            try set(key, value, origin: "\(origin):\(number + 1)")
+            try set(key, value, origin: "\(origin):\(number + 1)", relativeTo: base)
         }
     }
 
@@ -90,7 +106,10 @@ public struct Configuration: Sendable, Equatable {
             guard let text = String(data: data, encoding: .utf8) else {
                 throw ConfigurationError("\(path): not UTF-8 text")
             }
-            try configuration.load(text: text, origin: path)
+            // Relative paths inside the file are relative to the file's folder.
+            let absolutePath = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+            try configuration.load(text: text, origin: path,
+                                   relativeTo: String(absolutePath[..<absolutePath.lastIndex(of: "/")!]))
         } else if explicitPath != nil && access(path, R_OK) != 0 {
             // (A readable file with no contents, such as --config /dev/null, is an empty config.)
             throw ConfigurationError("cannot read config file \(path)")
@@ -100,7 +119,7 @@ public struct Configuration: Sendable, Equatable {
                 throw ConfigurationError("-o \(override): expected key=value")
             }
             try configuration.set(String(override[..<equals]), String(override[override.index(after: equals)...]),
-                                  origin: "-o")
+                                  origin: "-o", relativeTo: FileManager.default.currentDirectoryPath)
         }
         return configuration
     }

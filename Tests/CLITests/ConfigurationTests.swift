@@ -374,6 +374,21 @@ final class ConfigurationLoadTests: XCTestCase {
         XCTAssertEqual(configuration["pinentry"], "value-\(Configuration.keys.firstIndex { $0.key == "pinentry" }!)")
     }
 
+    /// A mount's daemon runs in `/`: relative paths are made absolute when the settings are read,
+    /// against the config file's folder, or the working folder for `-o`.
+    func testRelativePathsBecomeAbsolute() throws {
+        let path = try file("config", "tsl-cert = certs/tsl.pem\ntrust-anchors = ./anchors\ntsl = https://example.org/lotl.xml\n")
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let configuration = try Configuration.load(explicitPath: path, overrides: ["cache-dir=cache", "tsa-url=relative"],
+                                                   environment: emptyEnvironment)
+        XCTAssertEqual(configuration["tsl-cert"], folder + "/certs/tsl.pem")
+        XCTAssertEqual(configuration["trust-anchors"], folder + "/anchors")
+        XCTAssertEqual(configuration["tsl"], "https://example.org/lotl.xml")
+        XCTAssertEqual(configuration["cache-dir"], FileManager.default.currentDirectoryPath + "/cache")
+        XCTAssertEqual(configuration["tsa-url"], "relative", "only path settings change")
+        XCTAssertEqual(try Configuration.load(explicitPath: nil, overrides: ["tsl=none"], environment: emptyEnvironment)["tsl"], "none")
+    }
+
     func testTimeoutsAndNotifyOnlyTakeTheirValues() throws {
         for (key, value, why) in [("mobile-id.timeout", "soon", "a number of seconds from 1 to 3600"),
                                   ("smart-id.timeout", "0", "a number of seconds from 1 to 3600"),
