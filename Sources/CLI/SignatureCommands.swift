@@ -81,6 +81,7 @@ let verifyCommand = Command(
     options: [OptionSpec(names: ["--json"], takesValue: false, help: "print the report as JSON")],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
+        if arguments.positionals.count > 1 { throw UsageError("verify takes one CONTAINER") }
         let container = try Container.open(arguments.positionals[0])
         let environment = try SignatureEnvironment(configuration: context.configuration)
         let report = environment.validator().validate(container)

@@ -21,14 +21,14 @@ public struct OCSPSingleResponse: Sendable, Equatable {
     public func checkValidity(now: Date = Date(), maxSkew: TimeInterval = 15 * 60,
                               maxAge: TimeInterval? = 2 * 60) throws {
         if thisUpdate > now.addingTimeInterval(maxSkew) {
-            throw CryptoError("the OCSP response is not yet valid (thisUpdate \(thisUpdate) is in the future)")
+            throw CryptoError("the OCSP response is not yet valid (thisUpdate \(ISOTime.string(thisUpdate)) is in the future)")
         }
         if let maxAge, thisUpdate < now.addingTimeInterval(-maxAge) {
-            throw CryptoError("the OCSP response is too old (thisUpdate \(thisUpdate), at most \(Int(maxAge)) s allowed)")
+            throw CryptoError("the OCSP response is too old (thisUpdate \(ISOTime.string(thisUpdate)), at most \(Int(maxAge)) s allowed)")
         }
         guard let nextUpdate else { return }
         if nextUpdate < now.addingTimeInterval(-maxSkew) {
-            throw CryptoError("the OCSP response has expired (nextUpdate \(nextUpdate) has passed)")
+            throw CryptoError("the OCSP response has expired (nextUpdate \(ISOTime.string(nextUpdate)) has passed)")
         }
         if nextUpdate < thisUpdate {
             throw CryptoError("the OCSP response's nextUpdate is before its thisUpdate")

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The four verdicts asicfs reports (ETSI EN 319 102-1's TOTAL-PASSED, TOTAL-FAILED and
@@ -112,7 +113,10 @@ public struct SignatureReport: Sendable, Codable {
         field("OCSP produced", ocspProducedAt.map(ISOTime.string))
         field("OCSP responder", ocspResponder)
         field("roles", roles.isEmpty ? nil : roles.joined(separator: ", "))
-        field("place", productionPlace.isEmpty ? nil : productionPlace.sorted { $0.key < $1.key }.map(\.value).joined(separator: ", "))
+        let placeOrder = ["City", "StreetAddress", "StateOrProvince", "PostalCode", "CountryName"]
+        field("place", productionPlace.isEmpty ? nil
+            : productionPlace.sorted { (placeOrder.firstIndex(of: $0.key) ?? 9) < (placeOrder.firstIndex(of: $1.key) ?? 9) }
+                .map(\.value).joined(separator: ", "))
         field("signed files", signedFiles.joined(separator: ", "))
         for finding in findings { lines.append("  \(finding.severity.rawValue): \(finding.message)") }
         return lines.joined(separator: "\n") + "\n"
@@ -214,16 +218,5 @@ struct JSONReport: Encodable {
             try item.encode(signature.errors, forKey: .errors)
             try item.encode(signature.warnings, forKey: .warnings)
         }
-    }
-}
-
-/// ISO 8601 UTC without fractions, as every asicfs output writes times.
-public enum ISOTime {
-    public static func string(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 }

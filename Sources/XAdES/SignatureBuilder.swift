@@ -96,7 +96,7 @@ public struct SignatureBuilder: Sendable {
 
     func signedPropertiesXML() -> String {
         var xml = "<xades:SignedProperties Id=\"\(id)-SignedProperties\"><xades:SignedSignatureProperties>"
-            + "<xades:SigningTime>\(Self.xmlTime(signingTime))</xades:SigningTime>"
+            + "<xades:SigningTime>\(ISOTime.string(signingTime))</xades:SigningTime>"
             + "<xades:SigningCertificate><xades:Cert><xades:CertDigest>" + digestXML(Digest.hash(certificate.der, .sha256))
             + "</xades:CertDigest><xades:IssuerSerial><ds:X509IssuerName>\(escape(certificate.issuerNameRFC2253))</ds:X509IssuerName>"
             + "<ds:X509SerialNumber>\(certificate.serialDecimal)</ds:X509SerialNumber></xades:IssuerSerial></xades:Cert>"
@@ -123,14 +123,6 @@ public struct SignatureBuilder: Sendable {
 
     func digestXML(_ digest: [UInt8]) -> String {
         "<ds:DigestMethod Algorithm=\"\(AlgorithmURI.uri(DigestAlgorithm.sha256))\"></ds:DigestMethod><ds:DigestValue>\(base64(digest))</ds:DigestValue>"
-    }
-
-    static func xmlTime(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                      parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 }
 

@@ -139,5 +139,7 @@ final class SignVerifyTests: CLITestCase {
         XCTAssertEqual(unsigned.status, 1)
         XCTAssertTrue(unsigned.stdout.contains("no signatures"), unsigned.stdout)
         assertFailure(try asicfs(["verify", path("missing.asice")]), mentions: ["missing.asice"])
+        assertFailure(try asicfs(["verify", corpus + "tsl.asice", corpus + "test.asice"]), status: 2,
+                      mentions: ["verify takes one CONTAINER"])
     }
 }
