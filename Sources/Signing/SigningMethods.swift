@@ -39,7 +39,7 @@ public enum SigningMethod: String, CaseIterable, Sendable {
         switch self {
         case .pkcs12: PKCS12Signer.self
         case .mobileID: nil
-        case .smartID: nil
+        case .smartID: SmartIDSigner.self
         case .idCard, .pkcs11, .remote: nil
         }
     }
