@@ -38,7 +38,7 @@ public enum SigningMethod: String, CaseIterable, Sendable {
     var factory: SignerFactory.Type? {
         switch self {
         case .pkcs12: PKCS12Signer.self
-        case .mobileID: nil
+        case .mobileID: MobileIDSigner.self
         case .smartID: SmartIDSigner.self
         case .idCard, .pkcs11, .remote: nil
         }
