@@ -40,7 +40,7 @@ let signCommand = Command(
         let progress = ProgressLine("signing \(path)", quiet: context.quiet)
         defer { progress.finish() }
         let outcome = try SigningSession(container: container, signer: signer, environment: environment,
-                                         details: parameters.signerDetails, cancellation: cancellation).run { event in
+                                         details: method.signerDetails(parameters), cancellation: cancellation).run { event in
             switch event {
             case .step(let text): progress.message(text)
             case .verificationCode(let code):

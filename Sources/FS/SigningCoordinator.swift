@@ -101,7 +101,7 @@ final class SigningCoordinator: @unchecked Sendable {
         let thread = Thread { [self] in
             defer { threads.leave() }
             let session = SigningSession(container: snapshot, signer: signer, environment: environment,
-                                         details: parameters.signerDetails, cancellation: cancellation)
+                                         details: method.signerDetails(parameters), cancellation: cancellation)
             finish(method, Result { try session.run { self.note($0) } })
         }
         thread.name = "asicfs signing"

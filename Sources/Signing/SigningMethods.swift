@@ -1,6 +1,7 @@
 import Configuration
 import Crypto
 import HTTP
+import XAdES
 
 /// What a signer needs besides its parameters: the settings (service URLs, relying party, pinned
 /// TLS certificates) and the signing's cancellation, which every blocking call must honour.
@@ -83,6 +84,14 @@ public enum SigningMethod: String, CaseIterable, Sendable {
         let parameters = try SigningParameters.parse(text, method: rawValue, allowed: parameterKeys)
         try factory?.validate(parameters)
         return parameters
+    }
+
+    /// The signer role and production place of a request. Smart-ID's `country=` names the
+    /// person's country (the interface's spelling), so it is not a production place there.
+    public func signerDetails(_ parameters: SigningParameters) -> SignerDetails {
+        var details = parameters.signerDetails
+        if self == .smartID { details.country = nil }
+        return details
     }
 
     /// Makes the signer. Reading files and secrets happens here, not in `parse`.

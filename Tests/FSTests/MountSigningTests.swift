@@ -154,14 +154,17 @@ final class MountSigningTests: XCTestCase {
                        ["id-card", "mobile-id", "pkcs11", "pkcs12", "remote", "smart-id"])
         let usage = try text(m + "/.asicfs/sign/pkcs12")
         XCTAssertTrue(usage.hasPrefix("pkcs12: file=PATH passphrase-file=PATH\nexample: echo "), usage)
-        XCTAssertTrue(try text(m + "/.asicfs/sign/mobile-id").contains("not available in this version"))
+        XCTAssertTrue(try text(m + "/.asicfs/sign/id-card").contains("not available in this version"))
+        XCTAssertTrue(try text(m + "/.asicfs/sign/mobile-id").hasPrefix("mobile-id: phone=+372"))
 
         let p12 = try services.pki.signerP12
         let cases: [(method: String, request: String, reason: String)] = [
             ("pkcs12", "file=\(p12) colour=blue", "pkcs12: unknown parameter 'colour'"),
             ("pkcs12", "passphrase-file=\(try passphraseFile())", "pkcs12: 'file=PATH' is required"),
             ("pkcs12", "file=\"\(p12)", "unbalanced quote"),
-            ("mobile-id", "phone=+37200000766 idcode=60001019906", "mobile-id: signing with mobile-id is not available"),
+            ("id-card", "", "id-card: signing with id-card is not available"),
+            ("mobile-id", "phone=+37200000766 idcode=60001019907", "mobile-id: "),
+            ("smart-id", "country=XX idcode=30303039914", "smart-id: "),
         ]
         for (method, request, reason) in cases {
             let refused = try self.request(fixture, method, request)
@@ -175,8 +178,7 @@ final class MountSigningTests: XCTestCase {
         XCTAssertEqual(wait.status, 0, wait.stderr)
         XCTAssertEqual(wait.stdout, "idle: no signing has run\n")
         XCTAssertEqual(try text(m + "/.asicfs/status/current"), "idle\n")
-        XCTAssertEqual(try text(m + "/.asicfs/status/mobile-id"),
-                       "idle\nno verification code\nsigning with mobile-id is not available in this version of asicfs yet\n")
+        XCTAssertEqual(try text(m + "/.asicfs/status/mobile-id"), "idle\nno verification code\n")
         XCTAssertTrue(try text(m + "/.asicfs/status/id-card").hasPrefix("idle\n"))
         // Only the sign/ files take writes.
         for path in ["status/current", "status/wait", "README"] {
