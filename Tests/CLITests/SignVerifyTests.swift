@@ -107,6 +107,40 @@ final class SignVerifyTests: CLITestCase {
         XCTAssertEqual(try read(container), before)
     }
 
+    /// `asicfs sign --method mobile-id|smart-id` prints the verification code, waits, exits 0 only on success.
+    func testPhoneMethodsPrintTheCodeAndWait() throws {
+        let pki = services.pki
+        let mid = try MobileIDSimulator.start(pki: pki, folder: Self.folder + "/mobile-id", confirmAfter: 0.3)
+        defer { mid.stop() }
+        let sid = try SmartIDSimulator.start(pki: pki, folder: Self.folder + "/smart-id", confirmAfter: 0.3)
+        defer { sid.stop() }
+        let phoneSettings = settings.map { $0.hasPrefix("trust-anchors=") ? "trust-anchors=\(pki.chain)" : $0 } + [
+            "-o", "mobile-id.url=\(mid.url)", "-o", "mobile-id.tls-cert=\(mid.tlsCertificate)",
+            "-o", "smart-id.url=\(sid.url)", "-o", "smart-id.tls-cert=\(sid.tlsCertificate)"]
+        let container = try unsignedContainer()
+        let mobile = try asicfs(["sign", container, "--method", "mobile-id", "phone=+37200000766", "idcode=60001019906"] + phoneSettings)
+        assertSuccess(mobile)
+        let lines = mobile.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 2, mobile.stdout)
+        XCTAssertTrue(lines[0].range(of: #"^verification code: [0-9]{4} \(sign only if your phone shows the same code\)$"#,
+                                     options: .regularExpression) != nil, lines[0])
+        XCTAssertTrue(lines[1].hasPrefix("signed: O'CONNEŽ-ŠUSLIK TESTNUMBER,MARY ÄNN,60001019906 S0") && lines[1].hasSuffix("VALID"), lines[1])
+
+        let smart = try asicfs(["sign", container, "--method", "smart-id", "country=EE", "idcode=30303039914"] + phoneSettings)
+        assertSuccess(smart)
+        XCTAssertTrue(smart.stdout.hasPrefix("verification code: "), smart.stdout)
+        XCTAssertTrue(smart.stdout.contains(" S1 in META-INF/signatures1.xml, VALID"), smart.stdout)
+
+        let before = try read(container)
+        let refused = try asicfs(["sign", container, "--method", "smart-id", "country=EE", "idcode=30403039983"]
+                                 + phoneSettings + ["-o", "smart-id.timeout=60"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.hasPrefix("asicfs: Smart-ID: "), refused.stderr)
+        XCTAssertEqual(try read(container), before)
+        let verify = try asicfs(["verify", container] + phoneSettings)
+        assertSuccess(verify)
+    }
+
     func testUsageErrorsExitTwo() throws {
         let container = try unsignedContainer()
         assertFailure(try asicfs(["sign", container]), status: 2, mentions: ["missing --method"])
