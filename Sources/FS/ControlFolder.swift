@@ -318,12 +318,17 @@ final class ControlFolder: @unchecked Sendable {
     container            path, format, number of data files and signatures, state
     sign/                write a request to one of these files to sign the container;
                          reading one shows its parameters and an example
+      mobile-id          "phone=+372... idcode=..." [language=EST|ENG|RUS|LIT] [message=...]
+      smart-id           "country=EE idcode=..." or "document=PNOEE-..."
+                         [display=pin|confirmation] [message=...]
       pkcs12             "file=PATH passphrase-file=PATH" (a .p12/.pfx file)
-      mobile-id, smart-id, id-card, pkcs11, remote
+      id-card, pkcs11, remote
                          not available in this version of asicfs yet (EINVAL, and
                          status/last-error says so)
                          every method also takes role=... city=... state=...
-                         postal-code=... country=... (signer role and production place)
+                         postal-code=... country=... (signer role and production
+                         place; for smart-id, country= is the person's country)
+                         writing "cancel" to the file of the running method stops it
     signatures/<n>-<SIGNER NAME>/
       signer             name, personal code, country, certificate issuer
       signing-time       claimed signing time and the time-stamp time (ISO 8601, UTC)
@@ -339,14 +344,22 @@ final class ControlFolder: @unchecked Sendable {
       wait               blocks until no signing runs, then shows how the last one ended
       last-error         the last error, one line (a refused request or change, a failed
                          signing or save)
-      mobile-id, smart-id, id-card
-                         the state of a signing with that method and its verification
-                         code while one is needed ("idle" and "no verification code"
-                         otherwise; these methods are not available yet)
+      mobile-id, smart-id
+                         the state of a signing with that method and its 4-digit
+                         verification code while the user must compare it with the
+                         phone ("idle" and "no verification code" otherwise)
+      id-card            "idle" (ID-card signing is not available in this version yet)
 
     Signing:
+      echo "phone=+37200000766 idcode=60001019906" > .asicfs/sign/mobile-id &&
+        cat .asicfs/status/mobile-id && cat .asicfs/status/wait
       echo "file=$HOME/me.p12 passphrase-file=$HOME/.me.pass" > .asicfs/sign/pkcs12 &&
         cat .asicfs/status/wait
+    Mobile-ID and Smart-ID: status/<method> shows the verification code before the phone asks
+    for the PIN (also as a desktop notification where a desktop session is present; notify = no
+    turns that off); sign only if the phone shows the same code. The services need their TLS
+    certificate pinned (mobile-id.tls-cert, smart-id.tls-cert). `echo cancel >
+    .asicfs/sign/<method>` stops the running signing; unmounting stops it too.
     The whole request is one write (echo and printf do that). Bad parameters (an unknown
     key, a missing one, a method not available) fail the write with EINVAL ("Invalid
     argument") and status/last-error says what was wrong. A good request returns at once and
