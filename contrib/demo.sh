@@ -136,6 +136,55 @@ run cp minutes.txt mnt/again.txt
 run asicfs umount mnt
 run asicfs ls unsign.asice
 
+step "Mobile-ID and Smart-ID: simulators on loopback (HTTPS, pinned), signing with keys the test PKI certified"
+sims="$(dirname "$asicfs_src")/contrib/simulators"
+# Started from this shell (not a $(...) subshell): they stop when the demo ends.
+python3 "$sims/mobile_id_simulator.py" --pki "$work/pki" --folder "$work/mobile-id" --port 0 --confirm-after 2 \
+  --exit-with-parent > mobile-id.out 2> mobile-id.err &
+mid=$!
+python3 "$sims/smart_id_simulator.py" --pki "$work/pki" --folder "$work/smart-id" --port 0 --confirm-after 2 \
+  --exit-with-parent > smart-id.out 2> smart-id.err &
+sid=$!
+trap 'kill $server $mid $sid 2>/dev/null; fusermount3 -u -z "$work/mnt" 2>/dev/null || true; rm -rf "$work"' EXIT
+port_of() { for _ in $(seq 200); do grep -q '^PORT ' "$1" 2>/dev/null && break; sleep 0.05; done; sed -n 's/^PORT //p' "$1"; }
+mid_port=$(port_of mobile-id.out)
+sid_port=$(port_of smart-id.out)
+# The phone services send no certificate chain: the issuing CA comes from the anchors.
+cat >> config/asicfs/config <<CONF
+trust-anchors = $work/pki/chain.pem
+mobile-id.url = https://127.0.0.1:$mid_port/mid-api
+mobile-id.tls-cert = $work/mobile-id/tls.pem
+smart-id.url = https://127.0.0.1:$sid_port/smart-id-rp/v2
+smart-id.tls-cert = $work/smart-id/tls.pem
+notify = no
+CONF
+run tail -n 6 config/asicfs/config
+
+step "Mobile-ID from the command line: the verification code first, then the phone confirms"
+cp doc.asice phone.asice
+run asicfs sign phone.asice --method mobile-id phone=+37200000766 idcode=60001019906
+
+step "Smart-ID inside a mount: the code appears in .asicfs/status/smart-id before the app asks for PIN2"
+run asicfs mount phone.asice mnt
+run cat mnt/.asicfs/sign/smart-id
+printf '$ echo "country=EE idcode=30303039914 display=confirmation" > mnt/.asicfs/sign/smart-id\n'
+echo "country=EE idcode=30303039914 display=confirmation" > mnt/.asicfs/sign/smart-id
+for _ in $(seq 100); do grep -q '^waiting-for-user' mnt/.asicfs/status/smart-id && break; sleep 0.05; done
+run cat mnt/.asicfs/status/smart-id
+run cat mnt/.asicfs/status/wait
+run ls mnt/.asicfs/signatures
+for folder in mnt/.asicfs/signatures/*; do
+  printf '%s: %s (%s)\n' "$(basename "$folder")" "$(head -n 1 "$folder/status")" "$(cat "$folder/method")"
+  grep -qx VALID <(head -n 1 "$folder/status") || { echo "a signature is not VALID"; exit 1; }
+done
+run asicfs umount mnt
+run asicfs verify phone.asice
+
+step "A refusal on the phone ends the signing with one sentence; the container is unchanged"
+cp phone.asice before-refusal.asice
+if asicfs sign phone.asice --method mobile-id phone=+37201100266 idcode=60001019950; then echo "unexpected success"; exit 1; fi
+cmp phone.asice before-refusal.asice && echo "container unchanged"
+
 step "A wrong passphrase: one clear error, the container unchanged"
 printf 'wrong\n' > pki/wrong
 cp doc.asice unsigned.asice

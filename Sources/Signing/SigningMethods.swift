@@ -62,7 +62,9 @@ public enum SigningMethod: String, CaseIterable, Sendable {
 
     /// What reading `.asicfs/sign/<method>` shows, and `asicfs sign --help` lists.
     public var usage: String {
-        let common = "optional: role=... city=... state=... postal-code=... country=... (signer role and production place)"
+        // Smart-ID's country= is the person's country, so the production place has none there.
+        let common = self == .smartID ? "optional: role=... city=... state=... postal-code=... (signer role and production place)"
+            : "optional: role=... city=... state=... postal-code=... country=... (signer role and production place)"
         let text: String
         if let factory {
             text = factory.usage
