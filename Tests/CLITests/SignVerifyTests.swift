@@ -82,13 +82,7 @@ final class SignVerifyTests: CLITestCase {
     }
 
     func testCtrlCCancelsASigningAndKeepsTheContainer() throws {
-        let silent = try LoopbackProcess.start("/usr/bin/python3", ["-c", """
-            import socket
-            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-            print("PORT", s.getsockname()[1], flush=True)
-            held = []
-            while True: held.append(s.accept())
-            """])
+        let silent = try LoopbackProcess.silentServer()
         defer { silent.stop() }
         let container = try unsignedContainer()
         let before = try read(container)

@@ -232,13 +232,7 @@ final class MountSigningTests: XCTestCase {
     /// stopping the mount waits for a signing that does not end.
     func testASecondRequestIsBusyAndWaitingBlocksOnlyTheReader() throws {
         // A time-stamping service that accepts connections and never answers.
-        let silent = try LoopbackProcess.start("/usr/bin/python3", ["-c", """
-            import socket
-            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-            print("PORT", s.getsockname()[1], flush=True)
-            held = []
-            while True: held.append(s.accept())
-            """])
+        let silent = try LoopbackProcess.silentServer()
         defer { silent.stop() }
         let tsa = "http://127.0.0.1:\(silent.port)/tsa"
         let fixture = try mountedContainer(["a.txt": "a\n"], tsa: tsa)
@@ -296,13 +290,7 @@ final class MountSigningTests: XCTestCase {
 
     /// `echo cancel > .asicfs/sign/<method>` stops a running signing of that method; the wait reports it.
     func testCancellingARunningSigning() throws {
-        let silent = try LoopbackProcess.start("/usr/bin/python3", ["-c", """
-            import socket
-            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-            print("PORT", s.getsockname()[1], flush=True)
-            held = []
-            while True: held.append(s.accept())
-            """])
+        let silent = try LoopbackProcess.silentServer()
         defer { silent.stop() }
         let fixture = try mountedContainer(["a.txt": "a\n"], tsa: "http://127.0.0.1:\(silent.port)/tsa")
         let m = fixture.mountpoint

@@ -81,6 +81,18 @@ public final class TestServices: Sendable {
 /// the tests spawn). Stopped by `stop()` or when released.
 public final class LoopbackProcess: @unchecked Sendable {
     public let port: Int
+
+    /// A service that accepts connections on 127.0.0.1 and never answers: for timeouts,
+    /// cancellation and "one signing at a time" tests.
+    public static func silentServer() throws -> LoopbackProcess {
+        try start("/usr/bin/python3", ["-c", """
+            import socket
+            s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+            print("PORT", s.getsockname()[1], flush=True)
+            held = []
+            while True: held.append(s.accept())
+            """])
+    }
     private let lock = NSLock()
     private var pid: pid_t?
 
