@@ -11,60 +11,98 @@ enum EntryStream {
     /// callers write to a temporary and only keep it when this returns).
     static func forEachChunk(of location: EntryLocation, in file: PosixFile,
                              _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
-        defer { output.deallocate() }
+        // Two output buffers: with a helper thread, one is inflated into while the other is
+        // checked and handed to `body`.
+        let buffers = [UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16),
+                       UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)]
+        defer { buffers.forEach { $0.deallocate() } }
         var crc: UInt32 = 0
         var produced: Int64 = 0
-        let worker = location.uncompressedSize >= 4 << 20 && ProcessInfo.processInfo.activeProcessorCount > 1 ? CRCWorker() : nil
-        defer { worker?.stop() }
-        switch location.method {
-        case ZipMethod.stored:
-            while produced < location.uncompressedSize {
-                let n = Int(min(Int64(chunkSize), location.uncompressedSize - produced))
-                let piece = UnsafeMutableRawBufferPointer(rebasing: output[0..<n])
-                try file.read(into: piece, at: location.dataOffset + produced)
-                crc = try deliver(UnsafeRawBufferPointer(piece), crc: crc, worker: worker, body)
-                produced += Int64(n)
-            }
-        case ZipMethod.deflated:
-            let inflater = try Inflater()
-            let stream = inflater.stream
-            let input = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
-            defer { input.deallocate() }
-            var consumed: Int64 = 0
-            var ended = false
-            while !ended {
-                if stream.pointee.avail_in == 0 {
-                    let n = Int(min(Int64(chunkSize), location.compressedSize - consumed))
-                    if n > 0 {
-                        try file.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<n]), at: location.dataOffset + consumed)
-                        consumed += Int64(n)
+        let helper = location.uncompressedSize >= 4 << 20 && ProcessInfo.processInfo.activeProcessorCount > 1
+            ? HelperThread() : nil
+        defer { helper?.stop() }
+        try withoutActuallyEscaping(body) { body in
+            nonisolated(unsafe) let body = body
+            switch location.method {
+            case ZipMethod.stored:
+                // Reading is cheap: the helper computes the CRC while `body` runs here.
+                while produced < location.uncompressedSize {
+                    let n = Int(min(Int64(chunkSize), location.uncompressedSize - produced))
+                    let piece = UnsafeMutableRawBufferPointer(rebasing: buffers[0][0..<n])
+                    try file.read(into: piece, at: location.dataOffset + produced)
+                    let bytes = UnsafeRawBufferPointer(piece)
+                    if let helper, n >= 64 << 10 {
+                        let before = crc
+                        nonisolated(unsafe) var updated: UInt32 = 0
+                        helper.begin { updated = crc32Update(before, bytes) }
+                        let failure = Result { try body(bytes) }
+                        try helper.wait()
+                        try failure.get()
+                        crc = updated
+                    } else {
+                        crc = crc32Update(crc, bytes)
+                        try body(bytes)
                     }
-                    stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                    stream.pointee.avail_in = uInt(n)
+                    produced += Int64(n)
                 }
-                stream.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                stream.pointee.avail_out = uInt(chunkSize)
-                let rc = inflate(stream, Z_NO_FLUSH)
-                let n = chunkSize - Int(stream.pointee.avail_out)
-                switch rc {
-                case Z_STREAM_END: ended = true
-                case Z_OK: break
-                case Z_BUF_ERROR where consumed < location.compressedSize || stream.pointee.avail_in > 0: break
-                case Z_BUF_ERROR:
-                    throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
-                default: throw ContainerError.dataMismatch(location.name, reason: "the deflate stream is corrupt")
+            case ZipMethod.deflated:
+                // Inflating is the slow part: the helper checks and delivers one buffer while
+                // this thread inflates into the other.
+                let inflater = try Inflater()
+                let stream = inflater.stream
+                let input = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+                defer { input.deallocate() }
+                var consumed: Int64 = 0
+                var ended = false
+                var current = 0
+                nonisolated(unsafe) var runningCRC: UInt32 = 0
+                while !ended {
+                    if stream.pointee.avail_in == 0 {
+                        let n = Int(min(Int64(chunkSize), location.compressedSize - consumed))
+                        if n > 0 {
+                            try file.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<n]), at: location.dataOffset + consumed)
+                            consumed += Int64(n)
+                        }
+                        stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                        stream.pointee.avail_in = uInt(n)
+                    }
+                    let output = buffers[current]
+                    stream.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                    stream.pointee.avail_out = uInt(chunkSize)
+                    let rc = inflate(stream, Z_NO_FLUSH)
+                    let n = chunkSize - Int(stream.pointee.avail_out)
+                    switch rc {
+                    case Z_STREAM_END: ended = true
+                    case Z_OK: break
+                    case Z_BUF_ERROR where consumed < location.compressedSize || stream.pointee.avail_in > 0: break
+                    case Z_BUF_ERROR:
+                        throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
+                    default: throw ContainerError.dataMismatch(location.name, reason: "the deflate stream is corrupt")
+                    }
+                    if produced + Int64(n) > location.uncompressedSize {
+                        throw ContainerError.dataMismatch(
+                            location.name, reason: "it inflates to more than its declared \(location.uncompressedSize) bytes (a zip bomb?)")
+                    }
+                    produced += Int64(n)
+                    guard n > 0 else { continue }
+                    let piece = UnsafeRawBufferPointer(start: output.baseAddress, count: n)
+                    if let helper {
+                        try helper.wait()  // the other buffer is free again, and `body` saw it
+                        helper.begin {
+                            runningCRC = crc32Update(runningCRC, piece)
+                            try body(piece)
+                        }
+                        current ^= 1
+                    } else {
+                        runningCRC = crc32Update(runningCRC, piece)
+                        try body(piece)
+                    }
                 }
-                if produced + Int64(n) > location.uncompressedSize {
-                    throw ContainerError.dataMismatch(
-                        location.name, reason: "it inflates to more than its declared \(location.uncompressedSize) bytes (a zip bomb?)")
-                }
-                let piece = UnsafeRawBufferPointer(start: output.baseAddress, count: n)
-                if n > 0 { crc = try deliver(piece, crc: crc, worker: worker, body) }
-                produced += Int64(n)
+                try helper?.wait()
+                crc = runningCRC
+            default:
+                throw ContainerError.unsupported("compression method \(location.method) of '\(location.name)'")
             }
-        default:
-            throw ContainerError.unsupported("compression method \(location.method) of '\(location.name)'")
         }
         if produced != location.uncompressedSize {
             throw ContainerError.dataMismatch(location.name, reason: "it holds \(produced) bytes, not the declared \(location.uncompressedSize)")
@@ -72,24 +110,6 @@ enum EntryStream {
         if crc != location.crc32 {
             throw ContainerError.dataMismatch(location.name, reason: "CRC-32 mismatch")
         }
-    }
-
-    /// Hands `piece` to `body` and returns the CRC updated with it. For large entries a helper
-    /// thread computes the CRC while `body` runs: zlib's CRC-32 costs about half of what SHA-256
-    /// does, so on two cores hashing a data file for a signature no longer pays for both.
-    private static func deliver(_ piece: UnsafeRawBufferPointer, crc: UInt32, worker: CRCWorker?,
-                                _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> UInt32 {
-        guard let worker, piece.count >= 64 << 10 else {
-            let updated = crc32Update(crc, piece)
-            try body(piece)
-            return updated
-        }
-        worker.begin(piece, crc: crc)
-        do { try body(piece) } catch {
-            _ = worker.result()
-            throw error
-        }
-        return worker.result()
     }
 
     /// The whole entry in memory, for small metadata entries only.
@@ -104,13 +124,15 @@ enum EntryStream {
     }
 }
 
-/// A thread that computes one CRC-32 update at a time, handed over with semaphores (which also
-/// order the memory accesses): `begin`, then `result` before the piece's memory is reused.
-final class CRCWorker: @unchecked Sendable {
+/// A thread that runs one job at a time for a streaming read, handed over with semaphores (which
+/// also order the memory accesses): `begin(job)`, then `wait()` before the job's memory is reused;
+/// `wait` rethrows what the job threw. With nothing begun, `wait` returns at once.
+final class HelperThread: @unchecked Sendable {
     private let go = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
-    private var piece = UnsafeRawBufferPointer(start: nil, count: 0)
-    private var crc: UInt32 = 0
+    private var job: (() throws -> Void)?
+    private var failure: Error?
+    private var busy = false
     private var stopping = false
 
     init() {
@@ -118,26 +140,34 @@ final class CRCWorker: @unchecked Sendable {
             while true {
                 go.wait()
                 if stopping { return }
-                crc = crc32Update(crc, piece)
+                do { try job?() } catch { failure = error }
+                job = nil
                 done.signal()
             }
         }
-        thread.name = "asicfs-crc32"
+        thread.name = "asicfs-stream"
         thread.start()
     }
 
-    func begin(_ piece: UnsafeRawBufferPointer, crc: UInt32) {
-        self.piece = piece
-        self.crc = crc
+    func begin(_ job: @escaping () throws -> Void) {
+        self.job = job
+        busy = true
         go.signal()
     }
 
-    func result() -> UInt32 {
+    func wait() throws {
+        guard busy else { return }
         done.wait()
-        return crc
+        busy = false
+        if let failure {
+            self.failure = nil
+            throw failure
+        }
     }
 
+    /// Ends the thread (after waiting for a job still running, whose error is dropped).
     func stop() {
+        if busy { done.wait(); busy = false }
         stopping = true
         go.signal()
     }

@@ -93,6 +93,21 @@ final class RandomAccessTests: XCTestCase {
         XCTAssertThrowsError(try read(content, at: Int64(payload.count - 100), count: 100))
     }
 
+    /// Large entries are checked and delivered on a helper thread: an error of the reader's own
+    /// (a full disk while extracting, say) still stops the read and comes back unchanged.
+    func testTheReadersOwnErrorStopsAStreamingRead() throws {
+        struct Stop: Error {}
+        let container = try Container.open(path)
+        for name in ["data.txt", "data.jpg"] {
+            var seen = 0
+            XCTAssertThrowsError(try container.read(name) { piece in
+                seen += piece.count
+                if seen > 3 << 20 { throw Stop() }
+            }) { XCTAssertTrue($0 is Stop, "\(name): \($0)") }
+            XCTAssertLessThan(seen, 4 << 20, name)
+        }
+    }
+
     func testAStoredEntryWithAWrongCRCFailsExtraction() throws {
         var bytes = try TestSupport.read(path)
         let container = try Container.open(path)
