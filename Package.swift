@@ -22,8 +22,8 @@ let package = Package(
 
         // libxml2 with every entity, DTD and network feature off: the only way XML is read.
         .target(name: "SafeXML", dependencies: ["CLibXML2"]),
-        // The container core: ZIP, manifest, data files, atomic saves.
-        .target(name: "ASiC", dependencies: ["CZlib", "SafeXML", "CLinux"]),
+        // The container core: ZIP, manifest, data files, atomic saves (and the SHA-256 of what it writes).
+        .target(name: "ASiC", dependencies: ["CZlib", "SafeXML", "CLinux", "Crypto"]),
         // Settings shared by the command line and the filesystem: config file and -o overrides.
         .target(name: "Configuration"),
         // OpenSSL behind Swift types: certificates, digests, keys, PKCS#12, OCSP, RFC 3161 time-stamps.

@@ -5,8 +5,10 @@ import Foundation
 /// full, permission denied, a kill) leaves the original byte-identical.
 enum AtomicSave {
     /// Runs `body` on a fresh temporary next to `path` and, if it succeeds, puts it in place.
-    /// The new file keeps the original's permissions (and owner, where allowed).
-    static func replace(_ path: String, body: (PosixFile) throws -> Void) throws {
+    /// The new file keeps the original's permissions (and owner, where allowed). Returns the
+    /// new file's identity, so a caller reopening `path` can tell it got that very file.
+    @discardableResult
+    static func replace(_ path: String, body: (PosixFile) throws -> Void) throws -> FileIdentity {
         let target = resolvedTarget(path)
         let folder = PathText.folder(of: target)
         let base = PathText.lastComponent(of: target)
@@ -16,6 +18,7 @@ enum AtomicSave {
         let exists = stat(target, &original) == 0
         let temporaryPath = "\(folder)/.\(base).asicfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         let temporary: PosixFile
+        let identity: FileIdentity
         do {
             temporary = try PosixFile.createExclusive(temporaryPath)
         } catch ContainerError.io(_, _, let code) {
@@ -36,6 +39,7 @@ enum AtomicSave {
                 throw ContainerError.io(path: target, operation: "cannot keep the permissions of", errno: errno)
             }
             try temporary.sync()
+            identity = FileIdentity(try temporary.status())
             guard rename(temporaryPath, target) == 0 else {
                 throw ContainerError.io(path: target, operation: "cannot replace", errno: errno)
             }
@@ -44,6 +48,7 @@ enum AtomicSave {
             throw error
         }
         syncFolder(folder)
+        return identity
     }
 
     /// Follows a symbolic link so that saving replaces the file it points to, not the link.
@@ -75,5 +80,16 @@ enum AtomicSave {
             guard let pid = rest.split(separator: "-").first.flatMap({ Int32($0) }) else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { unlink("\(folder)/\(name)") }
         }
+    }
+}
+
+/// Which file a path named at some moment: device and inode.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+
+    init(_ status: stat) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The two container forms asicfs reads. ASiC-E holds many data files and XAdES signatures;
@@ -51,6 +52,15 @@ public final class Container: @unchecked Sendable {
     private let indexByName: [String: Int]
     private let cacheLock = NSLock()
     private var contentCache: [String: EntryContent] = [:]
+    /// SHA-256 of data files, by name: written by this process's own save (from the bytes it
+    /// compressed) or read once already. Trusted only for the entry it was recorded for.
+    private var knownSHA256: [String: KnownDigest] = [:]
+
+    struct KnownDigest {
+        var crc32: UInt32
+        var size: UInt64
+        var sha256: [UInt8]
+    }
 
     public var isSigned: Bool { !signatureFiles.isEmpty }
 
@@ -222,6 +232,9 @@ public final class Container: @unchecked Sendable {
     /// The status of the file this snapshot was read from (to notice changes by other programs).
     public func fileStatus() throws -> stat { try file.status() }
 
+    /// The file this snapshot reads (device and inode when it was opened).
+    var identity: FileIdentity { FileIdentity(openedStatus) }
+
     public func dataFile(named name: String) -> DataFile? {
         indexByName[name].map { dataFiles[$0] }
     }
@@ -237,6 +250,53 @@ public final class Container: @unchecked Sendable {
             : StoredEntryContent(file: file, location: location)
         contentCache[name] = content
         return content
+    }
+
+    /// The SHA-256 of a data file, as a signature's reference needs it. A file this process
+    /// wrote into the container, or hashed before, is not read again; any other is streamed
+    /// (and CRC-checked) once.
+    public func sha256(of name: String) throws -> [UInt8] {
+        guard let dataFile = dataFile(named: name) else { throw ContainerError.noSuchFile(name) }
+        if let known = knownDigest(of: dataFile) { return known }
+        let hasher = Hasher(.sha256)
+        try read(name) { hasher.update($0) }
+        let digest = hasher.finish()
+        remember(sha256: digest, of: dataFile.entry, as: name)
+        return digest
+    }
+
+    /// Whether the SHA-256 of `name` is known without reading it (for tests and benchmarks).
+    public func knowsSHA256(of name: String) -> Bool {
+        dataFile(named: name).flatMap(knownDigest(of:)) != nil
+    }
+
+    func knownDigest(of dataFile: DataFile) -> [UInt8]? {
+        cacheLock.withLock {
+            guard let known = knownSHA256[dataFile.name], known.crc32 == dataFile.entry.crc32,
+                  known.size == dataFile.entry.uncompressedSize else { return nil }
+            return known.sha256
+        }
+    }
+
+    /// Records a digest for the data file `name` whose entry is `entry` (ignored when `name` is
+    /// not that data file of this snapshot).
+    func remember(sha256: [UInt8], of entry: ZipEntry, as name: String) {
+        guard let current = dataFile(named: name)?.entry, current.crc32 == entry.crc32,
+              current.uncompressedSize == entry.uncompressedSize else { return }
+        cacheLock.withLock { knownSHA256[name] = KnownDigest(crc32: entry.crc32, size: entry.uncompressedSize, sha256: sha256) }
+    }
+
+    /// Carries digests over to a snapshot saved from this one: `names` maps each new name to
+    /// the name the same bytes had here (renames), `written` holds what the save wrote itself.
+    func handDigests(to saved: Container, savedAs file: FileIdentity, names: [String: String],
+                     written: [String: (ZipEntry, [UInt8])]) {
+        // Another program may have put a different file at the path since: then nothing carries.
+        guard saved.identity == file else { return }
+        for (newName, oldName) in names {
+            guard let old = dataFile(named: oldName), let digest = knownDigest(of: old) else { continue }
+            saved.remember(sha256: digest, of: old.entry, as: newName)
+        }
+        for (name, (entry, digest)) in written { saved.remember(sha256: digest, of: entry, as: name) }
     }
 
     /// Streams a data file from start to end, checking its size and CRC-32 (see `EntryStream`).

@@ -239,12 +239,14 @@ public struct ContainerEdit {
     public func save(progress: SaveProgress? = nil) throws -> Container {
         guard let base else { throw ContainerError.refused("nothing to save") }
         if !hasChanges { return base }
-        if isAppendOnly {
-            try ContainerWriter(edit: self, progress: progress).append(to: base)
-        } else {
-            try ContainerWriter(edit: self, progress: progress).rewrite(base.path, from: base)
-        }
-        return try Container.open(base.path)
+        let written = isAppendOnly
+            ? try ContainerWriter(edit: self, progress: progress).append(to: base)
+            : try ContainerWriter(edit: self, progress: progress).rewrite(base.path, from: base)
+        let saved = try Container.open(base.path)
+        var kept: [String: String] = [:]
+        for case .existing(let file, let name, _) in items { kept[name] = file.name }
+        base.handDigests(to: saved, savedAs: written.file, names: kept, written: written.digests)
+        return saved
     }
 }
 
@@ -262,8 +264,12 @@ extension Container {
         var edit = ContainerEdit(base: nil)
         edit.compressionLevel = compressionLevel
         for file in files { try edit.add(file) }
-        try ContainerWriter(edit: edit, progress: progress).rewrite(path, from: nil)
-        return try Container.open(path)
+        let written = try ContainerWriter(edit: edit, progress: progress).rewrite(path, from: nil)
+        let created = try Container.open(path)
+        if created.identity == written.file {
+            for (name, (entry, digest)) in written.digests { created.remember(sha256: digest, of: entry, as: name) }
+        }
+        return created
     }
 }
 
@@ -291,12 +297,19 @@ private struct ContainerWriter {
     /// Adding only: keep every existing byte where it is (a reflink clone where the filesystem
     /// offers one), drop the old manifest when it is the last entry, and append the new data
     /// files, a new manifest and a new central directory.
-    func append(to base: Container) throws {
+    /// The file a save made, and the data files it wrote itself: by name, entry and SHA-256.
+    struct Written {
+        var file: FileIdentity
+        var digests: [String: (ZipEntry, [UInt8])]
+    }
+
+    func append(to base: Container) throws -> Written {
         let manifestIsLast = base.manifestEntry.map { manifest in
             !base.directory.entries.contains { $0.localHeaderOffset > manifest.localHeaderOffset }
         } ?? false
         let keepEnd = Int64(manifestIsLast ? base.manifestEntry!.localHeaderOffset : base.directory.centralDirectoryOffset)
-        try AtomicSave.replace(base.path) { output in
+        var digests: [String: (ZipEntry, [UInt8])] = [:]
+        let identity = try AtomicSave.replace(base.path) { output in
             if output.cloneContents(of: base.file) {
                 try output.truncate(to: keepEnd)
             } else {
@@ -309,12 +322,23 @@ private struct ContainerWriter {
             // Where the old manifest was not last, its bytes stay behind as unreferenced space.
             central += base.otherEntries
             try writer.finish(central)
+            digests = Self.digests(of: central, from: writer)
         }
+        return Written(file: identity, digests: digests)
+    }
+
+    private static func digests(of central: [ZipEntry], from writer: ZipWriter) -> [String: (ZipEntry, [UInt8])] {
+        var digests: [String: (ZipEntry, [UInt8])] = [:]
+        for entry in central {
+            if let digest = writer.sha256ByName[entry.name] { digests[entry.name] = (entry, digest) }
+        }
+        return digests
     }
 
     /// Everything else: write a fresh file, copying unchanged entries' compressed bytes as they are.
-    func rewrite(_ path: String, from base: Container?) throws {
-        try AtomicSave.replace(path) { output in
+    func rewrite(_ path: String, from base: Container?) throws -> Written {
+        var digests: [String: (ZipEntry, [UInt8])] = [:]
+        let identity = try AtomicSave.replace(path) { output in
             let writer = ZipWriter(file: output)
             var central: [ZipEntry] = []
             central.append(try writer.write(
@@ -341,7 +365,9 @@ private struct ContainerWriter {
                 }
             }
             try writer.finish(central)
+            digests = Self.digests(of: central, from: writer)
         }
+        return Written(file: identity, digests: digests)
     }
 
     private func writeNewFiles(_ writer: ZipWriter) throws -> [ZipEntry] {
@@ -358,7 +384,7 @@ private struct ContainerWriter {
     private func writeNew(_ file: NewDataFile, _ writer: ZipWriter, doneBefore: Int64, total: Int64) throws -> ZipEntry {
         if let bytes = file.bytes {
             return try writer.write(name: file.name, bytes: bytes, compress: !MediaType.isAlreadyCompressed(file.name),
-                                    modified: file.modified ?? Date(), timestampExtra: true)
+                                    modified: file.modified ?? Date(), timestampExtra: true, isDataFile: true)
         }
         let source = try PosixFile.openForReading(file.sourcePath)
         return try writer.write(

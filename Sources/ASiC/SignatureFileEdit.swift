@@ -44,7 +44,7 @@ extension Container {
         if removing.isEmpty {
             // Adding only: keep every byte where it is (a reflink clone where the filesystem has
             // them) and append the new entries and a new central directory.
-            try AtomicSave.replace(path) { output in
+            let saved = try AtomicSave.replace(path) { output in
                 let keepEnd = Int64(directory.centralDirectoryOffset)
                 if output.cloneContents(of: file) {
                     try output.truncate(to: keepEnd)
@@ -59,9 +59,9 @@ extension Container {
                 }
                 try writer.finish(central)
             }
-            return try Container.open(path)
+            return try carryingDigests(to: Container.open(path), savedAs: saved)
         }
-        try AtomicSave.replace(path) { output in
+        let saved = try AtomicSave.replace(path) { output in
             let writer = ZipWriter(file: output)
             var central: [ZipEntry] = []
             let kept = [mimetypeEntry] + dataFiles.map(\.entry) + (manifestEntry.map { [$0] } ?? [])
@@ -75,6 +75,12 @@ extension Container {
             }
             try writer.finish(central)
         }
-        return try Container.open(path)
+        return try carryingDigests(to: Container.open(path), savedAs: saved)
+    }
+
+    /// Signatures change no data file: what is known of their digests stays true.
+    private func carryingDigests(to saved: Container, savedAs file: FileIdentity) -> Container {
+        handDigests(to: saved, savedAs: file, names: Dictionary(uniqueKeysWithValues: dataFiles.map { ($0.name, $0.name) }), written: [:])
+        return saved
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import CZlib
 import Foundation
 
@@ -7,6 +8,10 @@ import Foundation
 final class ZipWriter {
     let file: PosixFile
     private(set) var offset: Int64
+    /// SHA-256 of every data file written from bytes or a source file, by entry name: computed
+    /// from the same buffers that were compressed, so a signing right after the save need not
+    /// read (and inflate) them back.
+    private(set) var sha256ByName: [String: [UInt8]] = [:]
 
     init(file: PosixFile, startingAt offset: Int64 = 0) {
         self.file = file
@@ -15,9 +20,10 @@ final class ZipWriter {
 
     /// A small entry from memory. `timestampExtra` adds the exact mtime (never on `mimetype`).
     func write(name: String, bytes: [UInt8], compress: Bool, modified: Date, timestampExtra: Bool,
-               storeWhenNotSmaller: Bool = true) throws -> ZipEntry {
+               storeWhenNotSmaller: Bool = true, isDataFile: Bool = false) throws -> ZipEntry {
         var entry = newEntry(name: name, modified: modified, timestampExtra: timestampExtra)
         entry.crc32 = crc32Of(bytes)
+        if isDataFile { sha256ByName[name] = Digest.hash(bytes) }
         entry.uncompressedSize = UInt64(bytes.count)
         var data = bytes
         if compress {
@@ -50,15 +56,22 @@ final class ZipWriter {
 
         var compressed: Int64 = 0
         var crc: UInt32 = 0
-        if compress {
-            (crc, compressed) = try deflate(source, size: size, level: level, to: dataOffset, progress: progress)
+        var hasher = Hasher(.sha256)
+        // A large file that does not compress (video, encrypted or random data under an unknown
+        // name) would be deflated in full only to be stored after all: samples decide first.
+        if compress, size >= Self.sampledSize, try !Self.looksCompressible(source, size: size) {
+            entry.method = ZipMethod.stored
+        }
+        if entry.method == ZipMethod.deflated {
+            (crc, compressed) = try deflate(source, size: size, level: level, to: dataOffset, hasher: hasher, progress: progress)
             if compressed >= size {
                 // Not worth it: store the bytes as they are.
                 entry.method = ZipMethod.stored
+                hasher = Hasher(.sha256)
             }
         }
         if entry.method == ZipMethod.stored {
-            crc = try store(source, size: size, to: dataOffset, progress: progress)
+            crc = try store(source, size: size, to: dataOffset, hasher: hasher, progress: progress)
             compressed = size
         }
         guard try source.size() == size else {
@@ -68,6 +81,7 @@ final class ZipWriter {
         entry.compressedSize = UInt64(compressed)
         try file.write(localHeader(for: entry, zip64: zip64), at: headerOffset)
         offset = dataOffset + compressed
+        sha256ByName[name] = hasher.finish()
         return entry
     }
 
@@ -245,14 +259,61 @@ final class ZipWriter {
 
     private static let chunkSize = 1 << 20
 
+    /// Sources from this size on are sampled before they are deflated.
+    static let sampledSize: Int64 = 16 << 20
+
+    /// Deflates three 1 MiB samples (start, middle, near the end) at level 1: the file is worth
+    /// deflating when they shrink by at least 2% in all. Costs some 30 ms against the many
+    /// seconds a full deflate of an incompressible gigabyte takes.
+    static func looksCompressible(_ source: PosixFile, size: Int64) throws -> Bool {
+        let sample = chunkSize
+        let input = UnsafeMutableRawBufferPointer.allocate(byteCount: sample, alignment: 16)
+        defer { input.deallocate() }
+        var sampled = 0
+        var compressed = 0
+        for offset in [0, size / 2, size - Int64(sample) - 4096] {
+            let piece = UnsafeMutableRawBufferPointer(rebasing: input[0..<sample])
+            try source.read(into: piece, at: max(0, offset))
+            let deflater = try Deflater(level: 1)
+            let stream = deflater.stream
+            var out = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(sample))))
+            let produced = out.withUnsafeMutableBufferPointer { output -> Int in
+                stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                stream.pointee.avail_in = uInt(sample)
+                stream.pointee.next_out = output.baseAddress
+                stream.pointee.avail_out = uInt(output.count)
+                CZlib.deflate(stream, Z_FINISH)
+                return output.count - Int(stream.pointee.avail_out)
+            }
+            sampled += sample
+            compressed += produced
+        }
+        return compressed * 100 < sampled * 98
+    }
+
+    /// With two cores and a large source, SHA-256 runs on a helper thread over the same chunk
+    /// while this thread computes the CRC and writes or deflates it (both only read the chunk).
+    private static func hashingHelper(forSize size: Int64) -> HelperThread? {
+        size >= 4 << 20 && ProcessInfo.processInfo.activeProcessorCount > 1 ? HelperThread() : nil
+    }
+
+    /// Hashes `piece` on `helper` (call `helper.wait()` before the chunk is reused), or here.
+    private static func beginHashing(_ piece: UnsafeRawBufferPointer, into hasher: Hasher, on helper: HelperThread?) {
+        nonisolated(unsafe) let piece = piece
+        if let helper { helper.begin { hasher.update(piece) } } else { hasher.update(piece) }
+    }
+
     /// Streams `source` through deflate into the file at `at`; returns (crc, compressed size).
-    private func deflate(_ source: PosixFile, size: Int64, level: Int32, to at: Int64,
+    private func deflate(_ source: PosixFile, size: Int64, level: Int32, to at: Int64, hasher: Hasher,
                          progress: (Int64) -> Void) throws -> (UInt32, Int64) {
         let deflater = try Deflater(level: level)
         let stream = deflater.stream
         let input = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
         let output = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
         defer { input.deallocate(); output.deallocate() }
+        // Declared after the buffers, so it stops (waiting for its job) before they are freed.
+        let helper = Self.hashingHelper(forSize: size)
+        defer { helper?.stop() }
         var crc: UInt32 = 0
         var read: Int64 = 0
         var written: Int64 = 0
@@ -261,6 +322,7 @@ final class ZipWriter {
             let n = Int(min(Int64(Self.chunkSize), size - read))
             let piece = UnsafeMutableRawBufferPointer(rebasing: input[0..<n])
             if n > 0 { try source.read(into: piece, at: read) }
+            Self.beginHashing(UnsafeRawBufferPointer(piece), into: hasher, on: helper)
             crc = crc32Update(crc, UnsafeRawBufferPointer(piece))
             read += Int64(n)
             stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
@@ -279,23 +341,29 @@ final class ZipWriter {
                     written += Int64(produced)
                 }
             } while stream.pointee.avail_out == 0
+            try helper?.wait()
             progress(read)
         }
         return (crc, written)
     }
 
     /// Copies `source` into the file at `at` unchanged, in one pass that also computes its CRC.
-    private func store(_ source: PosixFile, size: Int64, to at: Int64, progress: (Int64) -> Void) throws -> UInt32 {
+    private func store(_ source: PosixFile, size: Int64, to at: Int64, hasher: Hasher,
+                       progress: (Int64) -> Void) throws -> UInt32 {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
         defer { buffer.deallocate() }
+        let helper = Self.hashingHelper(forSize: size)
+        defer { helper?.stop() }
         var crc: UInt32 = 0
         var done: Int64 = 0
         while done < size {
             let n = Int(min(Int64(Self.chunkSize), size - done))
             let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<n])
             try source.read(into: piece, at: done)
+            Self.beginHashing(UnsafeRawBufferPointer(piece), into: hasher, on: helper)
             crc = crc32Update(crc, UnsafeRawBufferPointer(piece))
             try file.write(UnsafeRawBufferPointer(piece), at: at + done)
+            try helper?.wait()
             done += Int64(n)
             progress(done)
         }

@@ -756,8 +756,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
                         stillPending = true
                     }
                 case .spooled(let spool):
+                    // Saved as it is now and nobody can change it: the container has it. A reader
+                    // still holding it (`sync FILE`, a thumbnailer) reads the same bytes from the
+                    // spool; saving it a second time would deflate it all again.
                     if let done = captured.first(where: { $0.spool === spool && $0.name == name }),
-                       done.generation == spool.generation, spool.opened == 0, let now = saved.dataFile(named: name) {
+                       done.generation == spool.generation, spool.writers == 0, let now = saved.dataFile(named: name) {
                         view[name] = .stored(now, modified: nil)
                     } else {
                         stillPending = stillPending || spool.failed == nil

@@ -205,11 +205,10 @@ public final class SigningSession: @unchecked Sendable {
     }
 }
 
-/// SHA-256 of a data file as it streams out of the container (CRC-checked on the way).
+/// SHA-256 of a data file: known from this process's own save, or streamed out of the
+/// container (CRC-checked on the way) and remembered.
 public enum DataFileDigest {
     public static func sha256(of name: String, in container: Container) throws -> [UInt8] {
-        let hasher = Hasher(.sha256)
-        try container.read(name) { hasher.update($0) }
-        return hasher.finish()
+        try container.sha256(of: name)
     }
 }

@@ -260,6 +260,7 @@ final class DigestCache: @unchecked Sendable {
     func digest(of name: String, _ algorithm: DigestAlgorithm) throws -> [UInt8] {
         let key = algorithm.rawValue + "\u{0}" + name
         if let cached = lock.withLock({ cache[key] }) { return cached }
+        if algorithm == .sha256 { return try container.sha256(of: name) }
         let hasher = Hasher(algorithm)
         try container.read(name) { hasher.update($0) }
         let digest = hasher.finish()

@@ -144,6 +144,33 @@ final class MountSigningTests: XCTestCase {
         XCTAssertEqual(try Shell.run("unzip", ["-t", fixture.container]).status, 0)
     }
 
+    /// Files copied in are hashed while the mount saves them, and the signing uses those
+    /// digests: a fresh `asicfs verify`, which reads every byte back, must agree.
+    func testSigningRightAfterACopyInVerifiesInAFreshProcess() throws {
+        let fixture = try mountedContainer(["a.txt": "first\n"])
+        let m = fixture.mountpoint
+        let text = textLikeBytes(count: 6 << 20)
+        try writeFile(text, fixture.folder + "/log.txt")
+        let copied = try bash("""
+            set -e
+            cp '\(fixture.folder)/log.txt' '\(m)/log.txt'
+            head -c 5000000 /dev/urandom > '\(m)/noise.bin'
+            sync '\(m)/noise.bin'
+            """)
+        XCTAssertEqual(copied.status, 0, copied.stderr)
+        let started = try request(fixture, "pkcs12", try pkcs12Request())
+        XCTAssertEqual(started.status, 0, started.stderr)
+        let wait = try waitForSigning(fixture)
+        XCTAssertTrue(wait.stdout.contains(", VALID"), wait.stdout)
+        try fixture.unmount()
+
+        let verify = try Shell.run(MountFixture.binary, ["verify", fixture.container] + (try settings()).flatMap { ["-o", $0] })
+        XCTAssertEqual(verify.status, 0, verify.stdout + verify.stderr)
+        XCTAssertTrue(verify.stdout.contains("signed files     a.txt, log.txt, noise.bin\n"), verify.stdout)
+        XCTAssertTrue(verify.stdout.hasSuffix("Result: VALID\n"), verify.stdout)
+        XCTAssertEqual(try containerContents(fixture.container)["log.txt"], text)
+    }
+
     func testBadRequestsFailTheWriteWithEINVALAndSayWhy() throws {
         let fixture = try mountedContainer(["a.txt": "a\n"])
         let m = fixture.mountpoint

@@ -59,6 +59,35 @@ final class MountWriteTests: XCTestCase {
         XCTAssertTrue(listing.stdout.contains("3 data files"), listing.stdout)
     }
 
+    /// `cp big mnt/ && sync mnt/big` fsyncs through a read-only descriptor: that save must be
+    /// the only one. (The spool once stayed "pending" while the reader held it, so the next
+    /// commit — the scheduler, a signing, the unmount — deflated the whole file a second time.)
+    func testAFileSavedWhileAReaderHoldsItIsNotSavedAgain() throws {
+        let fixture = try newMount()
+        let big = textLikeBytes(count: 3 << 20)
+        try writeFile(big, fixture.folder + "/big.txt")
+        let result = try Shell.python("""
+            import os, shutil, sys
+            shutil.copyfile(sys.argv[1], sys.argv[2])
+            fd = os.open(sys.argv[2], os.O_RDONLY)
+            os.fsync(fd)                      # saves now, while this reader holds the file
+            first = os.stat(sys.argv[3]).st_ino
+            os.close(fd)
+            fd = os.open(sys.argv[4], os.O_RDONLY)
+            os.fsync(fd)                      # a commit with nothing new must not save again
+            os.close(fd)
+            print(first, os.stat(sys.argv[3]).st_ino)
+            """, [fixture.folder + "/big.txt", fixture.path("big.txt"), fixture.container, fixture.path("a.txt")])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let inodes = result.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        XCTAssertEqual(inodes.count, 2, result.stdout)
+        XCTAssertEqual(inodes.first, inodes.last, "the container was saved a second time")
+        XCTAssertEqual(try containerContents(fixture.container)["big.txt"], big)
+        XCTAssertEqual(try readFile(fixture.path("big.txt")), big)
+        try fixture.unmount()
+        XCTAssertEqual(try containerContents(fixture.container)["big.txt"], big)
+    }
+
     func testEditorsThatSaveThroughATemporaryAndRenameWork() throws {
         let fixture = try newMount()
         // vim with its default backup and swap files, driven without a terminal.
