@@ -195,8 +195,17 @@ final class MountSigningTests: XCTestCase {
         let m = fixture.mountpoint
         let before = try sha256(fixture.container)
 
-        XCTAssertEqual(try request(fixture, "pkcs12", try pkcs12Request(passphrase: "not the passphrase")).status, 0)
+        // A PKCS#12 file that is not there: the write succeeds (the parameters are well formed),
+        // the signing fails at once.
+        let missing = Self.folder + "/missing-\(UUID().uuidString.prefix(6)).p12"
+        let written = try request(fixture, "pkcs12", try pkcs12Request(missing))
+        XCTAssertEqual(written.status, 0, written.stderr)
         var wait = try waitForSigning(fixture)
+        XCTAssertEqual(wait.stdout, "failed: cannot read the PKCS#12 file \(missing)\n")
+        XCTAssertNotEqual(wait.status, 0)
+
+        XCTAssertEqual(try request(fixture, "pkcs12", try pkcs12Request(passphrase: "not the passphrase")).status, 0)
+        wait = try waitForSigning(fixture)
         XCTAssertEqual(wait.stdout, "failed: wrong passphrase for signer.p12\n")
         XCTAssertNotEqual(wait.status, 0)
         XCTAssertTrue(wait.stderr.contains("Input/output error"), wait.stderr)
