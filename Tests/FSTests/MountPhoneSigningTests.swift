@@ -270,4 +270,70 @@ final class MountPhoneSigningTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(start), 1)
         try fixture.unmount()
     }
+
+    // MARK: - Unmounting while a signing runs
+
+    /// `asicfs umount` cancels the signing that readers of status/wait wait for, and unmounts.
+    func testUmountCancelsTheSigningAReaderWaitsFor() throws {
+        let fixture = try mounted()
+        let m = fixture.mountpoint
+        let before = try Data(contentsOf: URL(fileURLWithPath: fixture.container))
+        // The phone never answers (the session stays RUNNING).
+        let (phone, idcode) = MobileIDSimulator.Number.runsForever
+        XCTAssertEqual(try write(fixture, "mobile-id", "phone=\(phone) idcode=\(idcode)").status, 0)
+        XCTAssertNotNil(code(in: try Shell.run("/bin/cat", [m + "/.asicfs/status/mobile-id"]).stdout))
+
+        let output = Self.shared.folder + "/wait-\(UUID().uuidString.prefix(6))"
+        let waiter = try Shell.spawn("/bin/cat", [m + "/.asicfs/status/wait"], stdout: output + ".out", stderr: output + ".err")
+        var waiterExit: Int32?
+        defer { if waiterExit == nil { kill(waiter, SIGKILL); _ = Shell.wait(waiter) } }
+        usleep(300_000)
+        var exit: Int32 = 0
+        XCTAssertEqual(waitpid(waiter, &exit, WNOHANG), 0, "status/wait returned while the signing runs")
+        // fusermount3 alone finds the mount busy.
+        XCTAssertTrue(try Shell.run("fusermount3", ["-u", m]).stderr.contains("Device or resource busy"))
+
+        let start = Date()
+        let unmounted = try Shell.run(MountFixture.binary, ["umount", m])
+        XCTAssertLessThan(Date().timeIntervalSince(start), 8)
+        // (Else the teardown stops the daemon: the signing would wait for the phone for minutes.)
+        guard unmounted.status == 0 else { throw MountError("umount failed: \(unmounted.stderr)") }
+        XCTAssertFalse(fixture.isMounted)
+        waiterExit = Shell.wait(waiter)
+        XCTAssertEqual(waiterExit, 1, "cat exits non-zero after a failed: line")
+        XCTAssertEqual(try text(output + ".out"), "failed: the signing was cancelled; the container is unchanged\n")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: fixture.container)), before)
+        XCTAssertEqual(fixture.reap(), 0)
+    }
+
+    /// A shell whose current folder is in the mount keeps it busy: umount names it, cancels nothing.
+    func testUmountNamesWhatElseKeepsTheMountBusy() throws {
+        let fixture = try mounted()
+        let m = fixture.mountpoint
+        let (phone, idcode) = MobileIDSimulator.Number.runsForever
+        XCTAssertEqual(try write(fixture, "mobile-id", "phone=\(phone) idcode=\(idcode)").status, 0)
+        XCTAssertNotNil(code(in: try Shell.run("/bin/cat", [m + "/.asicfs/status/mobile-id"]).stdout))
+        let waiter = try Shell.spawn("/bin/cat", [m + "/.asicfs/status/wait"], stdout: "/dev/null", stderr: "/dev/null")
+        var waiterExit: Int32?
+        defer { if waiterExit == nil { kill(waiter, SIGKILL); _ = Shell.wait(waiter) } }
+        let inside = try Shell.spawn("/bin/sh", ["-c", "cd '\(m)' && exec sleep 60"], stdout: "/dev/null", stderr: "/dev/null")
+        var insideExit: Int32?
+        defer { if insideExit == nil { kill(inside, SIGKILL); _ = Shell.wait(inside) } }
+        usleep(300_000)
+
+        let refused = try Shell.run(MountFixture.binary, ["umount", m])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.stderr, "asicfs: cannot unmount \(m): it is in use: process \(inside) (sleep) has its current "
+            + "folder in it; close it or leave the folder, then try again\n")
+        XCTAssertTrue(fixture.isMounted)
+        XCTAssertTrue(try text(m + "/.asicfs/status/current").hasPrefix("waiting-for-user: "), "the signing goes on")
+
+        kill(inside, SIGKILL)
+        insideExit = Shell.wait(inside)
+        let unmounted = try Shell.run(MountFixture.binary, ["umount", m])
+        guard unmounted.status == 0 else { throw MountError("umount failed: \(unmounted.stderr)") }
+        waiterExit = Shell.wait(waiter)
+        XCTAssertEqual(waiterExit, 1)
+        XCTAssertEqual(fixture.reap(), 0)
+    }
 }
