@@ -47,7 +47,15 @@ let umountCommand = Command(
     name: "umount",
     synopsis: "umount MOUNTPOINT",
     summary: "unmount, and wait until the container is saved",
-    details: "Runs fusermount3 -u, then waits for the asicfs daemon to finish saving and exit.",
+    details: """
+    Runs fusermount3 -u, then waits for the asicfs daemon to finish saving and exit.
+    Unmounting cancels a running signing. When the mount is busy only because readers wait in
+    .asicfs/status/wait or status/<method> for that signing, umount cancels it (as
+    "echo cancel > .asicfs/sign/METHOD" does; the readers get the "failed: ... cancelled" line)
+    and unmounts once they are done (it tries for 5 seconds). When another program keeps the
+    mount busy (a shell whose current folder is in it, an open file), umount names that
+    process, cancels nothing and exits with status 1.
+    """,
     options: [],
     run: { arguments, _ in
         try requirePositionals(arguments, atLeast: 1, "MOUNTPOINT")
@@ -59,14 +67,7 @@ let umountCommand = Command(
         let daemon = MountRegistry.daemon(for: mountpoint)
         let failureFile = MountRegistry.failureFile(for: mountpoint)
         unlink(failureFile)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["fusermount3", "-u", mountpoint]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ContainerError.refused("fusermount3 could not unmount \(mountpoint)")
-        }
+        try Unmount.run(mountpoint)
         if let daemon {
             // Saving a large change can take a while; give up waiting (not saving) after ten minutes.
             let deadline = Date().addingTimeInterval(600)
@@ -79,7 +80,8 @@ let umountCommand = Command(
         return 0
     })
 
-/// The daemon could not save at unmount; the message says where the files went.
+/// The daemon could not save at unmount (the message says where the files went), or the mount
+/// is busy (the message names why): one line, printed as it is.
 struct MountFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

@@ -12,10 +12,18 @@ let signCommand = Command(
     details: """
     The parameters are the ones the control files of a mount take (see asicfs(1)):
     \(SigningMethod.allCases.map { "  " + $0.usage.split(separator: "\n")[0] }.joined(separator: "\n"))
-    Every method also takes role=, city=, state=, postal-code= and country=.
+    Every method also takes role= (repeatable), city=, state=, postal-code= and country=
+    (signer role and production place), except that smart-id's country= is the person's
+    country (EE, LV or LT), not a place.
     Without passphrase-file= the pkcs12 method asks for the passphrase on the terminal.
     The signature is checked before it is written; if anything fails the container stays
-    exactly as it was. Settings: tsa-url, ocsp-url, profile (LT or B), trust-anchors, tsl.
+    exactly as it was. Ctrl-C cancels.
+    Settings (see asicfs --help): tsa-url, ocsp-url, profile (LT or B), tsl, tsl-cert,
+    trust-anchors, cache-dir, proxy; for mobile-id: mobile-id.tls-cert (required),
+    mobile-id.url, mobile-id.relying-party-uuid, mobile-id.relying-party-name,
+    mobile-id.timeout (default 150 s); for smart-id: smart-id.tls-cert (required),
+    smart-id.url, smart-id.relying-party-uuid, smart-id.relying-party-name, smart-id.timeout
+    (default 180 s); notify (desktop notification of the verification code).
     """,
     options: [OptionSpec(names: ["-m", "--method"], takesValue: true, help: "mobile-id, smart-id, id-card, pkcs11, pkcs12 or remote")],
     run: { arguments, context in

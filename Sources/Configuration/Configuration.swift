@@ -42,7 +42,6 @@ public struct Configuration: Sendable, Equatable {
 
     public subscript(key: String) -> String? { values[key] }
 
-    /// Sets one key, checking that it exists and that its value is allowed.
     /// Keys whose values are paths. A relative one is made absolute when it is read (against the
     /// config file's folder, or the working folder for `-o`): a mount's daemon runs in `/`.
     public static let pathKeys: Set<String> = [
@@ -50,16 +49,19 @@ public struct Configuration: Sendable, Equatable {
         "remote.client-identity", "remote.client-identity-passphrase-file",
     ]
 
-    static func absolute(_ value: String, key: String, base: String?) -> String {
+    static func absolute(_ value: String, key: String, base: String?, home: String) -> String {
         guard pathKeys.contains(key), let base, !value.isEmpty, !value.hasPrefix("/"), !value.contains("://"),
               !(key == "tsl" && value == "none") else { return value }
-        let expanded = value.hasPrefix("~/") ? (NSHomeDirectory() + value.dropFirst(1)) : value
+        let expanded = value.hasPrefix("~/") ? (home + value.dropFirst(1)) : value
         if expanded.hasPrefix("/") { return expanded }
         return (base.hasSuffix("/") ? base : base + "/") + (expanded.hasPrefix("./") ? String(expanded.dropFirst(2)) : expanded)
     }
 
-    public mutating func set(_ key: String, _ value: String, origin: String, relativeTo base: String? = nil) throws {
-        let value = Self.absolute(value, key: key, base: base)
+    /// Sets one key, checking that it exists and that its value is allowed. A path value is made
+    /// absolute against `base`, and `~/` against `home`.
+    public mutating func set(_ key: String, _ value: String, origin: String, relativeTo base: String? = nil,
+                             home: String = Configuration.homeFolder()) throws {
+        let value = Self.absolute(value, key: key, base: base, home: home)
         guard Self.knownKeys.contains(key) else {
             throw ConfigurationError("\(origin): unknown configuration key '\(key)'")
         }
@@ -74,7 +76,8 @@ public struct Configuration: Sendable, Equatable {
 
     /// Parses config-file text: one `key = value` a line; a line starting with `#` is a comment
     /// (a `#` inside a value, as in a URL, is kept); blank lines and CR LF line ends are fine.
-    public mutating func load(text: String, origin: String, relativeTo base: String? = nil) throws {
+    public mutating func load(text: String, origin: String, relativeTo base: String? = nil,
+                              home: String = Configuration.homeFolder()) throws {
         // "\r\n" is one Character in Swift, so split on both kinds of line end.
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
         for (number, rawLine) in lines.enumerated() {
@@ -85,15 +88,22 @@ public struct Configuration: Sendable, Equatable {
             }
             let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
             let value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            try set(key, value, origin: "\(origin):\(number + 1)", relativeTo: base)
+            try set(key, value, origin: "\(origin):\(number + 1)", relativeTo: base, home: home)
         }
     }
 
     /// The default config file: `$XDG_CONFIG_HOME/asicfs/config`, else `~/.config/asicfs/config`.
     public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty { return xdg + "/asicfs/config" }
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        return home + "/.config/asicfs/config"
+        return homeFolder(environment: environment) + "/.config/asicfs/config"
+    }
+
+    /// The home folder as a shell finds it: $HOME when set, else the password database's entry
+    /// (NSHomeDirectory() on Linux reads only the latter, so a changed HOME would be ignored).
+    public static func homeFolder(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let home = environment["HOME"], !home.isEmpty { return home }
+        if let entry = getpwuid(getuid()), let folder = entry.pointee.pw_dir { return String(cString: folder) }
+        return "/"
     }
 
     /// Loads the config: an explicit `--config` file must exist; the default one may be absent.
@@ -102,6 +112,7 @@ public struct Configuration: Sendable, Equatable {
                             environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Configuration {
         var configuration = Configuration()
         let path = explicitPath ?? defaultPath(environment: environment)
+        let home = homeFolder(environment: environment)
         if let data = FileManager.default.contents(atPath: path) {
             guard let text = String(data: data, encoding: .utf8) else {
                 throw ConfigurationError("\(path): not UTF-8 text")
@@ -109,7 +120,7 @@ public struct Configuration: Sendable, Equatable {
             // Relative paths inside the file are relative to the file's folder.
             let absolutePath = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
             try configuration.load(text: text, origin: path,
-                                   relativeTo: String(absolutePath[..<absolutePath.lastIndex(of: "/")!]))
+                                   relativeTo: String(absolutePath[..<absolutePath.lastIndex(of: "/")!]), home: home)
         } else if explicitPath != nil && access(path, R_OK) != 0 {
             // (A readable file with no contents, such as --config /dev/null, is an empty config.)
             throw ConfigurationError("cannot read config file \(path)")
@@ -119,7 +130,7 @@ public struct Configuration: Sendable, Equatable {
                 throw ConfigurationError("-o \(override): expected key=value")
             }
             try configuration.set(String(override[..<equals]), String(override[override.index(after: equals)...]),
-                                  origin: "-o", relativeTo: FileManager.default.currentDirectoryPath)
+                                  origin: "-o", relativeTo: FileManager.default.currentDirectoryPath, home: home)
         }
         return configuration
     }

@@ -61,7 +61,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
             case control(ControlFile, [UInt8])
             /// `sign/<method>` opened for writing: every write is a request.
             case signRequest(SigningMethod)
-            case wait(WaitRead)
+            case wait(BlockingRead)
+            /// `status/<method>`, whose first read may wait for the verification code.
+            case methodStatus(SigningMethod, BlockingRead)
         }
         let source: Source
         let writable: Bool
@@ -71,9 +73,10 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
-    /// What one reader of `status/wait` got: the line, captured by its first read, and whether
-    /// it reports a failure (then the read after the line fails with EIO).
-    final class WaitRead: @unchecked Sendable {
+    /// What one reader of a control file whose first read may block (`status/wait`,
+    /// `status/<method>`) got: the text, captured by that read, and whether it reports a failure
+    /// (then the read after the text fails with EIO).
+    final class BlockingRead: @unchecked Sendable {
         private let lock = NSLock()
         private var captured: (bytes: [UInt8], failed: Bool)?
 
@@ -134,6 +137,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
     var currentSnapshotAndGeneration: (Container, UInt64) { lock.withLock { (snapshot, generation) } }
     var hasPendingChanges: Bool { lock.withLock { pendingChanges } }
     var dataFileCount: Int { lock.withLock { order.count } }
+    /// What holds the mount now ("a pkcs12 signing is running"), if anything.
+    var currentActivity: String? { lock.withLock { activity } }
 
     func recordError(_ message: String) {
         lock.withLock { lastError = message }
@@ -365,7 +370,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 if readOnly { throw FileSystemError(EROFS) }
                 return register(Handle(source: .signRequest(method), writable: true), keepCache: false, directIO: true)
             case _ where wantsWrite: throw FileSystemError(EACCES)
-            case .wait: source = .wait(WaitRead())
+            case .wait: source = .wait(BlockingRead())
+            // O_NONBLOCK: the text as it is now, without waiting for a verification code.
+            case .methodStatus(let method) where flags & O_NONBLOCK == 0: source = .methodStatus(method, BlockingRead())
             default: source = .control(file, control.content(file))
             }
             return register(Handle(source: source, writable: false), keepCache: false, directIO: true)
@@ -486,8 +493,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
         return handle
     }
 
-    /// Reads from an open file. `stop` is asked while a read blocks (`status/wait`): an errno
-    /// from it ends the wait (the reader was interrupted, or the mount is going away).
+    /// Reads from an open file. `stop` is asked while a read blocks (`status/wait`,
+    /// `status/<method>`): an errno from it ends the wait (the reader was interrupted, or the
+    /// mount is going away).
     public func read(_ id: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
                      stop: () -> Int32? = { nil }) throws -> Int {
         switch try handle(id).source {
@@ -504,6 +512,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
             }
             // After a failure's line, an error: `cat` prints the line and exits non-zero.
             if offset >= bytes.count && failed { throw FileSystemError(EIO) }
+            return Self.copy(bytes, into: buffer, at: offset)
+        case .methodStatus(let method, let state):
+            let (bytes, _) = try state.result { (Array(try signing.waitForStatus(of: method, stop: stop).utf8), false) }
             return Self.copy(bytes, into: buffer, at: offset)
         }
     }

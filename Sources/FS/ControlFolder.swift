@@ -142,8 +142,9 @@ final class ControlFolder: @unchecked Sendable {
         case .file(let file):
             let size: Int
             switch file {
-            // Blocking or costly content: no size until it is known (reads use direct_io anyway).
-            case .wait: size = 0
+            // Blocking or costly content: no size until it is known (reads use direct_io anyway;
+            // readers that trust the size, as Foundation does, then read to the end).
+            case .wait, .methodStatus: size = 0
             case .signature(let index, let part) where part.needsValidation:
                 size = cachedSignaturePart(index, part)?.count ?? 0
             default: size = content(file).count
@@ -224,6 +225,9 @@ final class ControlFolder: @unchecked Sendable {
         if fileSystem.readOnly { state = "read-only (mounted with -o ro)" }
         else if snapshot.kind == .asicS { state = "read-only (ASiC-S: the data file is time-stamped)" }
         else if snapshot.isSigned { state = "signed: data files cannot change" }
+        else if let activity = fileSystem.currentActivity {
+            state = "unsigned, but \(activity): data files cannot change until it ends"
+        }
         else { state = "unsigned: data files can be added, changed, renamed and removed" }
         return """
         path: \(snapshot.path)
@@ -345,9 +349,12 @@ final class ControlFolder: @unchecked Sendable {
       last-error         the last error, one line (a refused request or change, a failed
                          signing or save)
       mobile-id, smart-id
-                         the state of a signing with that method and its 4-digit
-                         verification code while the user must compare it with the
-                         phone ("idle" and "no verification code" otherwise)
+                         the state of a signing with that method (or how the last
+                         one ended, or "idle"), then its 4-digit verification code
+                         while the user must compare it with the phone ("no
+                         verification code" before and after). While that signing
+                         runs and its code is not known yet, a read waits for the
+                         code or the end of the signing (not when opened O_NONBLOCK)
       id-card            "idle" (ID-card signing is not available in this version yet)
 
     Signing:
@@ -356,10 +363,12 @@ final class ControlFolder: @unchecked Sendable {
       echo "file=$HOME/me.p12 passphrase-file=$HOME/.me.pass" > .asicfs/sign/pkcs12 &&
         cat .asicfs/status/wait
     Mobile-ID and Smart-ID: status/<method> shows the verification code before the phone asks
-    for the PIN (also as a desktop notification where a desktop session is present; notify = no
-    turns that off); sign only if the phone shows the same code. The services need their TLS
-    certificate pinned (mobile-id.tls-cert, smart-id.tls-cert). `echo cancel >
-    .asicfs/sign/<method>` stops the running signing; unmounting stops it too.
+    for the PIN, until the phone has answered (also as a desktop notification where a desktop
+    session is present; notify = no turns that off); sign only if the phone shows the same
+    code. The services need their TLS certificate pinned (mobile-id.tls-cert,
+    smart-id.tls-cert). `echo cancel > .asicfs/sign/<method>` stops the running signing;
+    unmounting stops it too (asicfs umount also when readers wait in status/wait).
+    While a signing runs, `container` says so and data files cannot change.
     The whole request is one write (echo and printf do that). Bad parameters (an unknown
     key, a missing one, a method not available) fail the write with EINVAL ("Invalid
     argument") and status/last-error says what was wrong. A good request returns at once and
@@ -376,7 +385,9 @@ final class ControlFolder: @unchecked Sendable {
       idle: no signing has run       no signing was started in this mount
     After "failed:" the next read fails with EIO, so `cat .asicfs/status/wait` prints the line
     and exits non-zero; after "done:" or "idle:" it ends normally and cat exits 0. An
-    interrupted wait (Ctrl-C) fails with EINTR; a wait cut short by unmounting, with EIO.
+    interrupted wait (Ctrl-C) fails with EINTR. asicfs umount cancels the signing, so the wait
+    ends with "failed: the signing was cancelled; ..."; a wait cut short because the daemon
+    stops (SIGTERM, SIGINT, SIGHUP) fails with EIO.
 
     Removing a signature: rm -r .asicfs/signatures/<n>-<SIGNER NAME> (or rmdir it) removes
     that signature's file from the container, atomically. rm first unlinks the files inside:

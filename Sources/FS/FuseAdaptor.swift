@@ -11,13 +11,15 @@
 // - Files being written (spools) are not kept: their bytes change under open handles.
 // - Control files (.asicfs/...) use direct_io: they are generated on every open, their size is
 //   only known then, and they must never be served stale. With direct_io every read reaches us,
-//   whatever size getattr gave: `status/wait` and the validation files report 0 until known,
-//   and `status/wait` can fail the read after its text (EIO after a failed signing).
+//   whatever size getattr gave: `status/wait` and `status/<method>` report 0, the validation
+//   files 0 until known, and `status/wait` can fail the read after its text (EIO after a
+//   failed signing).
 // - Negative lookups are not cached (negative_timeout 0), so a file copied in appears at once.
 //
 // libfuse runs callbacks on several threads at once (fuse_loop_mt, at most ten); the callbacks
 // capture nothing and reach the Swift state through fuse_get_context()->private_data. A read of
-// `status/wait` may block its thread for as long as a signing runs (the others go on serving);
+// `status/wait` (or of `status/<method>`, waiting for the verification code) may block its
+// thread for as long as a signing runs (the others go on serving);
 // it gives up when the reader is interrupted (FUSE_INTERRUPT) or the session ends (a signal),
 // because at the end libfuse joins every worker thread and would otherwise wait for it.
 

@@ -6,10 +6,13 @@ import Signing
 /// Signings started by writing to `.asicfs/sign/<method>`: at most one at a time, each on its
 /// own background thread, followed through `status/current`, `status/<method>` and `status/wait`.
 ///
-/// A request is checked on the writer's thread (parameters, then the signer: a missing file is
-/// an EINVAL the writer sees), then the mount is claimed (`ContainerFileSystem.claim`: no data
-/// file may change until the signing ends), pending changes are committed, and the session runs
-/// on the snapshot that commit produced. Success switches the mount to the signed snapshot.
+/// A request is checked on the writer's thread: bad parameters, and a method not available, fail
+/// the write with EINVAL. Then the mount is claimed (`ContainerFileSystem.claim`: no data file
+/// may change until the signing ends) and pending changes are committed (a file still open for
+/// writing: EBUSY). Making the signer reads its files there too, but a problem with them (a
+/// missing or unreadable PKCS#12 file, a wrong passphrase) does not fail the write: the signing
+/// ends at once as failed, which `status/wait` reports. Otherwise the session runs on the
+/// snapshot that commit produced; success switches the mount to the signed snapshot.
 ///
 /// Locking: `condition` guards everything below. Holding it, the coordinator may take the file
 /// system's lock (claim, release, recordError); the file system never calls in here holding its own.
@@ -31,12 +34,20 @@ final class SigningCoordinator: @unchecked Sendable {
         let method: SigningMethod
         /// "signing: <step>" or "waiting-for-user: <what>".
         var state: String
-        var verificationCode: String?
+        var code = VerificationCode.pending
         let cancellation: Cancellation
     }
 
-    /// Readers blocked in `status/wait` at once. libfuse serves requests with at most ten threads:
-    /// the rest stay free for everything else.
+    /// A phone signing's verification code: not known until the digest is; shown while the user
+    /// compares it with the phone; over once a step after the phone's answer starts.
+    private enum VerificationCode: Equatable {
+        case pending
+        case shown(String, userAsked: Bool)
+        case over
+    }
+
+    /// Readers blocked in `status/wait` and `status/<method>` at once. libfuse serves requests with
+    /// at most ten threads: the rest stay free for everything else.
     static let maximumWaiters = 6
 
     let environment: SignatureEnvironment
@@ -44,6 +55,8 @@ final class SigningCoordinator: @unchecked Sendable {
     private let condition = NSCondition()
     private var running: Running?
     private var last: Outcome?
+    /// How the last signing of each method ended, for `status/<method>`.
+    private var lastOfMethod: [SigningMethod: Outcome] = [:]
     /// Signatures made in this mount: "<signature file>#<Id>" -> method.
     private var methods: [String: SigningMethod] = [:]
     private var waiters = 0
@@ -133,13 +146,20 @@ final class SigningCoordinator: @unchecked Sendable {
         condition.withLock {
             guard running != nil else { return }
             switch event {
-            case .step(let step): running!.state = "signing: \(step)"
-            case .waitingForUser(let what): running!.state = "waiting-for-user: \(what)"
+            case .step(let step):
+                // A step after the phone asked the user: the user has answered, the code is done with.
+                if case .shown(_, userAsked: true) = running!.code { running!.code = .over }
+                running!.state = "signing: \(step)"
+            case .waitingForUser(let what):
+                if case .shown(let code, _) = running!.code { running!.code = .shown(code, userAsked: true) }
+                running!.state = "waiting-for-user: \(what)"
             case .verificationCode(let code):
-                running!.verificationCode = code
+                running!.code = .shown(code, userAsked: false)
                 DesktopNotification.verificationCode(code, method: running!.method.rawValue,
                                                      configuration: environment.configuration)
             }
+            // Readers of status/<method> wait for the code.
+            condition.broadcast()
         }
     }
 
@@ -158,6 +178,7 @@ final class SigningCoordinator: @unchecked Sendable {
                 fileSystem.recordError("signing with \(method.rawValue) failed: \(reason)")
                 last = .failed(reason)
             }
+            lastOfMethod[method] = last
             running = nil
             condition.broadcast()
         }
@@ -193,19 +214,38 @@ final class SigningCoordinator: @unchecked Sendable {
     }
 
     /// `status/mobile-id`, `status/smart-id`, `status/id-card`: the state of a signing with that
-    /// method, then its verification code (Mobile-ID, Smart-ID) if one is needed now.
+    /// method (or how the last one ended, or "idle"), then its verification code (Mobile-ID,
+    /// Smart-ID) while the user must compare it with the phone.
     func statusText(of method: SigningMethod) -> String {
-        condition.withLock {
-            var lines: [String]
-            if let running, running.method == method {
-                lines = [running.state, running.verificationCode.map { "verification code: \($0)" } ?? "no verification code"]
-            } else {
-                lines = ["idle", "no verification code"]
-            }
-            if method == .idCard { lines[1] = "no card information (reading ID-card readers is not available in this version of asicfs yet)" }
-            if !method.isAvailable { lines.append("signing with \(method.rawValue) is not available in this version of asicfs yet") }
-            return lines.joined(separator: "\n") + "\n"
+        condition.withLock { statusLines(of: method) }
+    }
+
+    /// `status/<method>` for a reader: while a signing of that method runs and its verification
+    /// code is not known yet, blocks until it is or the signing ends, so that a script can read
+    /// the code right after its request. `stop` as for `waitForOutcome`.
+    func waitForStatus(of method: SigningMethod, stop: () -> Int32?) throws -> String {
+        condition.lock()
+        defer { condition.unlock() }
+        try block(reading: "status/\(method.rawValue)", stop: stop) {
+            guard let running, running.method == method else { return false }
+            return running.code == .pending
         }
+        return statusLines(of: method)
+    }
+
+    /// The caller holds `condition`.
+    private func statusLines(of method: SigningMethod) -> String {
+        var lines: [String]
+        if let running, running.method == method {
+            var code = "no verification code"
+            if case .shown(let shown, _) = running.code { code = "verification code: \(shown)" }
+            lines = [running.state, code]
+        } else {
+            lines = [lastOfMethod[method]?.line ?? "idle", "no verification code"]
+        }
+        if method == .idCard { lines[1] = "no card information (reading ID-card readers is not available in this version of asicfs yet)" }
+        if !method.isAvailable { lines.append("signing with \(method.rawValue) is not available in this version of asicfs yet") }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// The method of a signature made in this mount.
@@ -224,17 +264,23 @@ final class SigningCoordinator: @unchecked Sendable {
     func waitForOutcome(stop: () -> Int32?) throws -> Outcome? {
         condition.lock()
         defer { condition.unlock() }
-        guard running != nil else { return last }
+        try block(reading: "status/wait", stop: stop) { running != nil }
+        return last
+    }
+
+    /// Waits while `busy` holds (the caller holds `condition`): a signing always ends (it is
+    /// cancelled at unmount), so the wait is bounded. At most `maximumWaiters` readers at once.
+    private func block(reading file: String, stop: () -> Int32?, while busy: () -> Bool) throws {
+        guard busy() else { return }
         guard waiters < Self.maximumWaiters else {
-            throw fileSystem.failure(EBUSY, "too many readers are waiting in .asicfs/status/wait (at most \(Self.maximumWaiters))")
+            throw fileSystem.failure(EBUSY, "too many readers are waiting in .asicfs/\(file) (at most \(Self.maximumWaiters))")
         }
         waiters += 1
         defer { waiters -= 1 }
-        while running != nil {
+        while busy() {
             if let code = stop() { throw FileSystemError(code) }
             _ = condition.wait(until: Date().addingTimeInterval(0.1))
         }
-        return last
     }
 
     /// At unmount: cancels a running signing (network requests stop within about a second) and

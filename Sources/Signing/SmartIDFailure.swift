@@ -33,8 +33,9 @@ enum SmartIDFailure {
         case 471: "this person has no qualified Smart-ID account; a qualified Smart-ID account is needed to sign"
         case 472: "open the Smart-ID app or the Smart-ID self-service portal and follow its instructions, then try again"
         case 480: "the service no longer supports the API version asicfs uses (HTTP 480); asicfs needs an update"
-        case 580: "Smart-ID is under maintenance; try again later"
-        default: "the service answered HTTP \(status)"
+        case 580: "the service is under maintenance (HTTP 580); try again later"
+        case 500...599: "the service failed with an internal error (HTTP \(status)); try again later"
+        default: "the service answered with HTTP status \(status), which RP API v2 does not describe"
         }
         return SigningError("Smart-ID: " + sentence)
     }

@@ -70,6 +70,23 @@ final class CommandLineTests: CLITestCase {
         }
     }
 
+    /// `sign --help` names the settings signing reads, each a real key, every Mobile-ID and
+    /// Smart-ID one among them, and says that smart-id's country= is not a place.
+    func testSignHelpListsThePhoneSettingsAndTheCountryRule() throws {
+        let help = try asicfs(["sign", "--help"])
+        assertSuccess(help)
+        let flat = help.stdout.replacingOccurrences(of: "\n", with: " ")
+        let named = Set(flat.matches(of: /[a-z]+(?:-[a-z]+)*\.[a-z]+(?:-[a-z]+)*/).map { String($0.output) })
+            .filter { $0.hasPrefix("mobile-id.") || $0.hasPrefix("smart-id.") }
+        let phoneKeys = Configuration.knownKeys.filter { $0.hasPrefix("mobile-id.") || $0.hasPrefix("smart-id.") }
+        XCTAssertEqual(named, phoneKeys, help.stdout)
+        for key in ["tsa-url", "ocsp-url", "profile", "tsl", "tsl-cert", "trust-anchors", "cache-dir", "proxy", "notify"] {
+            XCTAssertTrue(flat.contains(" \(key)"), "'\(key)' missing from sign --help")
+        }
+        XCTAssertTrue(flat.contains("except that smart-id's country= is the person's country (EE, LV or LT), not a place"), help.stdout)
+        XCTAssertFalse(flat.contains("Every method also takes role=, city=, state=, postal-code= and country=."), help.stdout)
+    }
+
     func testHelpCommandShowsTheSameTextAsCommandHelp() throws {
         for name in Self.commandNames {
             let viaHelp = try asicfs(["help", name])

@@ -389,6 +389,25 @@ final class ConfigurationLoadTests: XCTestCase {
         XCTAssertEqual(try Configuration.load(explicitPath: nil, overrides: ["tsl=none"], environment: emptyEnvironment)["tsl"], "none")
     }
 
+    /// `~/` is the home folder of the environment the settings are read in ($HOME), as a shell
+    /// would expand it; without HOME, the password database's.
+    func testTildeIsHomeFromTheEnvironment() throws {
+        let home = "/home/someone-else"
+        var environment = emptyEnvironment
+        environment["HOME"] = home
+        let path = try file("config", "tsl-cert = ~/tsl.pem\n")
+        let configuration = try Configuration.load(explicitPath: path, overrides: ["trust-anchors=~/anchors"], environment: environment)
+        XCTAssertEqual(configuration["tsl-cert"], home + "/tsl.pem")
+        XCTAssertEqual(configuration["trust-anchors"], home + "/anchors")
+
+        let entry = try XCTUnwrap(getpwuid(getuid()), "this user's password database entry")
+        let passwd = String(cString: try XCTUnwrap(entry.pointee.pw_dir))
+        for withoutHome in [emptyEnvironment, emptyEnvironment.merging(["HOME": ""]) { $1 }] {
+            let fallback = try Configuration.load(explicitPath: nil, overrides: ["tsl-cert=~/tsl.pem"], environment: withoutHome)
+            XCTAssertEqual(fallback["tsl-cert"], passwd + "/tsl.pem")
+        }
+    }
+
     func testTimeoutsAndNotifyOnlyTakeTheirValues() throws {
         for (key, value, why) in [("mobile-id.timeout", "soon", "a number of seconds from 1 to 3600"),
                                   ("smart-id.timeout", "0", "a number of seconds from 1 to 3600"),

@@ -85,7 +85,9 @@ final class PhoneOutcomeTests: CLITestCase {
             ("30403039946", ["cancelled"]), ("30403039950", ["cancelled"]), ("30403039961", ["cancelled"]),
             ("30403039972", ["wrong verification code"]), ("30403039983", ["expired"]),
             ("50001010017", ["Smart-ID"]), ("50001010028", ["update"]), ("50001010040", ["qualified"]),
-            ("50001010050", ["Smart-ID"]), ("50001010061", ["asicfs"]), ("50001010072", ["maintenance"]),
+            ("50001010050", ["Smart-ID"]), ("50001010061", ["asicfs"]),
+            ("50001010072", ["Smart-ID: the service is under maintenance (HTTP 580)"]),
+            ("50001010170", ["Smart-ID: the service failed with an internal error (HTTP 500)"]),
             ("50001010104", ["ADVANCED"]), ("50001010115", ["did not confirm within 2 s"]),
             ("50001010126", ["not JSON"]), ("50001010167", ["does not verify"]), ("50001010192", ["Smart-ID"]),
         ]

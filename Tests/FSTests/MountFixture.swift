@@ -86,6 +86,22 @@ final class MountFixture {
         pid = nil
     }
 
+    /// After an unmount by other means (`asicfs umount` run by the test): waits (at most
+    /// `timeout` seconds) for the daemon to exit and returns its exit status; nil if it did not.
+    func reap(timeout: TimeInterval = 10) -> Int32? {
+        guard let pid else { return nil }
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: Int32 = 0
+        while Date() < deadline {
+            if waitpid(pid, &status, WNOHANG) == pid {
+                self.pid = nil
+                return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            }
+            usleep(20_000)
+        }
+        return nil
+    }
+
     func stop() {
         if isMounted { _ = try? Shell.run("fusermount3", ["-u", "-z", mountpoint]) }
         if let pid {

@@ -38,8 +38,8 @@ final class SmartIDFailureTests: SmartIDTestCase {
             ("50001010040", "Smart-ID: this person has no qualified Smart-ID account; a qualified Smart-ID account is needed to sign"),
             ("50001010050", "Smart-ID: open the Smart-ID app or the Smart-ID self-service portal and follow its instructions, then try again"),
             ("50001010061", "Smart-ID: the service no longer supports the API version asicfs uses (HTTP 480); asicfs needs an update"),
-            ("50001010072", "Smart-ID: Smart-ID is under maintenance; try again later"),
-            ("50001010170", "Smart-ID: the service answered HTTP 500"),
+            ("50001010072", "Smart-ID: the service is under maintenance (HTTP 580); try again later"),
+            ("50001010170", "Smart-ID: the service failed with an internal error (HTTP 500); try again later"),
             ("50001010181", "Smart-ID: the Smart-ID session is unknown or has expired; try again"),  // 404 on the status
         ]
         for (code, message) in cases {
