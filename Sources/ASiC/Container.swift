@@ -286,17 +286,18 @@ public final class Container: @unchecked Sendable {
         cacheLock.withLock { knownSHA256[name] = KnownDigest(crc32: entry.crc32, size: entry.uncompressedSize, sha256: sha256) }
     }
 
-    /// Carries digests over to a snapshot saved from this one: `names` maps each new name to
-    /// the name the same bytes had here (renames), `written` holds what the save wrote itself.
-    func handDigests(to saved: Container, savedAs file: FileIdentity, names: [String: String],
-                     written: [String: (ZipEntry, [UInt8])]) {
+    /// Takes the digests a save knows for this snapshot, which it made as `file`: `written` holds
+    /// what the save wrote itself, and `names` maps names here to the names the same bytes had in
+    /// `base` (kept or renamed files, whose digests carry over).
+    func takeDigests(savedAs file: FileIdentity, written: [String: (ZipEntry, [UInt8])],
+                     carriedFrom base: Container? = nil, names: [String: String] = [:]) {
         // Another program may have put a different file at the path since: then nothing carries.
-        guard saved.identity == file else { return }
+        guard identity == file else { return }
         for (newName, oldName) in names {
-            guard let old = dataFile(named: oldName), let digest = knownDigest(of: old) else { continue }
-            saved.remember(sha256: digest, of: old.entry, as: newName)
+            guard let old = base?.dataFile(named: oldName), let digest = base?.knownDigest(of: old) else { continue }
+            remember(sha256: digest, of: old.entry, as: newName)
         }
-        for (name, (entry, digest)) in written { saved.remember(sha256: digest, of: entry, as: name) }
+        for (name, (entry, digest)) in written { remember(sha256: digest, of: entry, as: name) }
     }
 
     /// Streams a data file from start to end, checking its size and CRC-32 (see `EntryStream`).

@@ -245,7 +245,7 @@ public struct ContainerEdit {
         let saved = try Container.open(base.path)
         var kept: [String: String] = [:]
         for case .existing(let file, let name, _) in items { kept[name] = file.name }
-        base.handDigests(to: saved, savedAs: written.file, names: kept, written: written.digests)
+        saved.takeDigests(savedAs: written.file, written: written.digests, carriedFrom: base, names: kept)
         return saved
     }
 }
@@ -266,9 +266,7 @@ extension Container {
         for file in files { try edit.add(file) }
         let written = try ContainerWriter(edit: edit, progress: progress).rewrite(path, from: nil)
         let created = try Container.open(path)
-        if created.identity == written.file {
-            for (name, (entry, digest)) in written.digests { created.remember(sha256: digest, of: entry, as: name) }
-        }
+        created.takeDigests(savedAs: written.file, written: written.digests)
         return created
     }
 }

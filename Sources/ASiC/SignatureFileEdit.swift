@@ -80,7 +80,8 @@ extension Container {
 
     /// Signatures change no data file: what is known of their digests stays true.
     private func carryingDigests(to saved: Container, savedAs file: FileIdentity) -> Container {
-        handDigests(to: saved, savedAs: file, names: Dictionary(uniqueKeysWithValues: dataFiles.map { ($0.name, $0.name) }), written: [:])
+        saved.takeDigests(savedAs: file, written: [:], carriedFrom: self,
+                          names: Dictionary(uniqueKeysWithValues: dataFiles.map { ($0.name, $0.name) }))
         return saved
     }
 }

@@ -240,18 +240,21 @@ final class ZipWriter {
     // MARK: - Data
 
     private func deflateAll(_ bytes: [UInt8]) throws -> [UInt8] {
-        let deflater = try Deflater(level: Z_DEFAULT_COMPRESSION)
+        try bytes.withUnsafeBytes { try Self.deflateAll($0, level: Z_DEFAULT_COMPRESSION) }
+    }
+
+    /// `input` deflated in one call (for small entries and compressibility samples).
+    private static func deflateAll(_ input: UnsafeRawBufferPointer, level: Int32) throws -> [UInt8] {
+        let deflater = try Deflater(level: level)
         let stream = deflater.stream
-        var out = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(bytes.count))) + 64)
-        let produced = bytes.withUnsafeBufferPointer { input in
-            out.withUnsafeMutableBufferPointer { output -> Int in
-                stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
-                stream.pointee.avail_in = uInt(input.count)
-                stream.pointee.next_out = output.baseAddress
-                stream.pointee.avail_out = uInt(output.count)
-                CZlib.deflate(stream, Z_FINISH)
-                return output.count - Int(stream.pointee.avail_out)
-            }
+        var out = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(input.count))) + 64)
+        let produced = out.withUnsafeMutableBufferPointer { output -> Int in
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+            stream.pointee.avail_in = uInt(input.count)
+            stream.pointee.next_out = output.baseAddress
+            stream.pointee.avail_out = uInt(output.count)
+            CZlib.deflate(stream, Z_FINISH)
+            return output.count - Int(stream.pointee.avail_out)
         }
         out.removeSubrange(produced...)
         return out
@@ -274,19 +277,8 @@ final class ZipWriter {
         for offset in [0, size / 2, size - Int64(sample) - 4096] {
             let piece = UnsafeMutableRawBufferPointer(rebasing: input[0..<sample])
             try source.read(into: piece, at: max(0, offset))
-            let deflater = try Deflater(level: 1)
-            let stream = deflater.stream
-            var out = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(sample))))
-            let produced = out.withUnsafeMutableBufferPointer { output -> Int in
-                stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                stream.pointee.avail_in = uInt(sample)
-                stream.pointee.next_out = output.baseAddress
-                stream.pointee.avail_out = uInt(output.count)
-                CZlib.deflate(stream, Z_FINISH)
-                return output.count - Int(stream.pointee.avail_out)
-            }
             sampled += sample
-            compressed += produced
+            compressed += try deflateAll(UnsafeRawBufferPointer(piece), level: 1).count
         }
         return compressed * 100 < sampled * 98
     }

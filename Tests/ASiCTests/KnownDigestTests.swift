@@ -91,7 +91,7 @@ final class KnownDigestTests: XCTestCase {
         try Container.create(at: other, files: [NewDataFile(bytes: Array("other".utf8), name: "a.txt")])
         XCTAssertEqual(rename(other, path), 0)
         let replaced = try Container.open(path)
-        first.handDigests(to: replaced, savedAs: first.identity, names: ["a.txt": "a.txt"], written: [:])
+        replaced.takeDigests(savedAs: first.identity, written: [:], carriedFrom: first, names: ["a.txt": "a.txt"])
         XCTAssertFalse(replaced.knowsSHA256(of: "a.txt"))
         XCTAssertEqual(hex(try replaced.sha256(of: "a.txt")),
                        try sha256sum(TestSupport.write(Array("other".utf8), to: folder + "/o")))
