@@ -11,6 +11,11 @@ import Foundation
 /// the spacing grows with the entry so the index stays small (about 2,048 checkpoints, and never
 /// more than `windowBudget` bytes of windows: past that every other checkpoint is dropped).
 /// A few live decoders ("cursors") are kept so sequential reads just continue.
+///
+/// Every byte a cursor produces goes into the entry's one CRC-32 check (`EntryIntegrity`): the
+/// output is produced front to back across cursors (a new cursor starts at a checkpoint, inside
+/// what was produced already), so whichever read first reaches the end completes the check, and
+/// once the entry is known to be damaged no read of it succeeds again.
 final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     let file: PosixFile
     let location: EntryLocation
@@ -27,8 +32,6 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         let inflater: Inflater
         var output: Int64
         var inputNext: Int64          // offset (in the compressed data) of the next byte to load
-        var crc: UInt32 = 0
-        let checksCRC: Bool           // true when it started at the very beginning
         var finished = false
         var lastUse: UInt64 = 0
         let inputBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
@@ -37,13 +40,13 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
             inflater = try Inflater()
             self.output = output
             self.inputNext = inputNext
-            checksCRC = output == 0
         }
 
         deinit { inputBuffer.deallocate() }
     }
 
     private let lock = NSLock()
+    private let integrity: EntryIntegrity
     private var checkpoints: [Checkpoint]
     private var indexedThrough: Int64 = 0
     private var cursors: [Cursor] = []
@@ -61,6 +64,7 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         self.location = location
         spacing = max(512 << 10, location.uncompressedSize / 2048)
         checkpoints = [Checkpoint(output: 0, input: 0, bits: 0, window: [])]
+        integrity = EntryIntegrity(location)
     }
 
     deinit {
@@ -79,13 +83,14 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         let count = Int(max(0, min(Int64(buffer.count), size - offset)))
         if count == 0 { return 0 }
         lock.lock(); defer { lock.unlock() }
+        try integrity.checkUsable()
         let cursor = try cursorFor(offset)
         do {
             if cursor.output < offset { try decode(cursor, count: Int(offset - cursor.output), into: nil) }
             try decode(cursor, count: count, into: buffer.baseAddress!)
         } catch {
             cursors.removeAll { $0 === cursor }
-            throw error
+            throw integrity.fail(error)
         }
         return count
     }
@@ -151,12 +156,12 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
             let indexing = cursor.output >= indexedThrough
             let rc = inflate(stream, indexing ? Z_BLOCK : Z_NO_FLUSH)
             let produced = room - Int(stream.pointee.avail_out)
-            if cursor.checksCRC { cursor.crc = crc32Update(cursor.crc, UnsafeRawBufferPointer(start: target, count: produced)) }
-            cursor.output += Int64(produced)
-            remaining -= produced
-            if cursor.output > size {
+            if cursor.output + Int64(produced) > size {
                 throw ContainerError.dataMismatch(location.name, reason: "it inflates to more than its declared \(size) bytes (a zip bomb?)")
             }
+            try integrity.record(UnsafeRawBufferPointer(start: target, count: produced), at: cursor.output)
+            cursor.output += Int64(produced)
+            remaining -= produced
             switch rc {
             case Z_STREAM_END:
                 cursor.finished = true
@@ -182,6 +187,7 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
             }
         }
         if cursor.output == size, !cursor.finished { try probeForTrailingData(cursor) }
+        try integrity.check()
     }
 
     /// Loads the next piece of compressed input into the cursor's buffer, if any is left.
@@ -242,8 +248,6 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         if cursor.output != size {
             throw ContainerError.dataMismatch(location.name, reason: "it inflates to \(cursor.output) bytes, not the declared \(size)")
         }
-        if cursor.checksCRC, cursor.crc != location.crc32 {
-            throw ContainerError.dataMismatch(location.name, reason: "CRC-32 mismatch")
-        }
+        // (The CRC-32 was checked when the last byte was produced: see `EntryIntegrity`.)
     }
 }

@@ -50,23 +50,55 @@ struct EntryLocation: Sendable {
     }
 }
 
-/// A stored (uncompressed) entry: reads go straight to the file.
+/// A stored (uncompressed) entry: reads go straight to the file, and their CRC-32s add up to
+/// one check of the entry (`EntryIntegrity`); a read that reaches the end reads whatever was
+/// skipped, so a reader that gets to the end never gets damaged bytes without an error.
 final class StoredEntryContent: EntryContent {
     let file: PosixFile
     let location: EntryLocation
     var size: Int64 { location.uncompressedSize }
+    private let integrity: EntryIntegrity
 
     /// `location` comes from `EntryLocation.resolve`, which has checked that both sizes agree.
     init(file: PosixFile, location: EntryLocation) {
         self.file = file
         self.location = location
+        integrity = EntryIntegrity(location)
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         guard offset >= 0 else { return 0 }
         let count = Int(max(0, min(Int64(buffer.count), size - offset)))
         if count == 0 { return 0 }
-        try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]), at: location.dataOffset + offset)
+        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+        if integrity.isVerified {
+            try file.read(into: target, at: location.dataOffset + offset)
+            return count
+        }
+        try integrity.checkUsable()
+        try file.read(into: target, at: location.dataOffset + offset)
+        let bytes = UnsafeRawBufferPointer(target)
+        try integrity.record(bytes, at: offset, crc: crc32Update(0, bytes))
+        if offset + Int64(count) == size { try readGaps() }
+        try integrity.check()
         return count
+    }
+
+    /// Reads (and checks) every byte no reader asked for yet.
+    private func readGaps() throws {
+        let gaps = integrity.gaps
+        guard !gaps.isEmpty else { return }
+        let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { piece.deallocate() }
+        for gap in gaps {
+            var position = gap.lowerBound
+            while position < gap.upperBound {
+                let n = Int(min(Int64(piece.count), gap.upperBound - position))
+                let target = UnsafeMutableRawBufferPointer(rebasing: piece[0..<n])
+                try file.read(into: target, at: location.dataOffset + position)
+                try integrity.record(UnsafeRawBufferPointer(target), at: position)
+                position += Int64(n)
+            }
+        }
     }
 }

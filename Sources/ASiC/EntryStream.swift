@@ -20,8 +20,10 @@ enum EntryStream {
         var produced: Int64 = 0
         let helper = location.uncompressedSize >= 4 << 20 && ProcessInfo.processInfo.activeProcessorCount > 1
             ? HelperThread() : nil
-        defer { helper?.stop() }
         try withoutActuallyEscaping(body) { body in
+            // Whatever ends this block, an error included, the helper must have finished the
+            // job that holds `body` before the block returns: `body` may not outlive it.
+            defer { helper?.stop() }
             nonisolated(unsafe) let body = body
             switch location.method {
             case ZipMethod.stored:

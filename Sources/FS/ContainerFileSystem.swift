@@ -41,10 +41,17 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private var emptyFolders: Set<String> = []
     /// Every folder implied by a data file name ("a/b/c" gives "a" and "a/b"); nil when stale.
     private var impliedFolders: Set<String>?
+    /// Files removed while a program still has them open. libfuse keeps such a file under a
+    /// `.fuse_hidden…` name until its last close, and then removes that name: for us that
+    /// rename is the removal, and the file lives on here, outside the view: never listed,
+    /// never saved, still there for the descriptors that have it open (fstat, read, write).
+    private var removedWhileOpen: [String: Entry] = [:]
     private var handles: [UInt64: Handle] = [:]
     private var nextHandle: UInt64 = 1
     private var spoolCounter = 0
     private var pendingChanges = false
+    /// Bumped by every change to the view: a save knows whether changes came in while it ran.
+    private var changeCount: UInt64 = 0
     private(set) var lastError = ""
     let environment: SignatureEnvironment
     lazy var control = ControlFolder(fileSystem: self, environment: environment)
@@ -56,7 +63,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// An open file: its bytes come from the snapshot, a spool, or the control folder.
     final class Handle {
         enum Source {
-            case stored(EntryContent)
+            /// A data file of the snapshot, with the name it was opened by.
+            case stored(EntryContent, name: String)
             case spooled(Spool)
             case control(ControlFile, [UInt8])
             /// `sign/<method>` opened for writing: every write is a request.
@@ -139,6 +147,12 @@ public final class ContainerFileSystem: @unchecked Sendable {
     var dataFileCount: Int { lock.withLock { order.count } }
     /// What holds the mount now ("a pkcs12 signing is running"), if anything.
     var currentActivity: String? { lock.withLock { activity } }
+
+    /// Marks the view as changed since the last save (the caller holds `lock`).
+    private func noteChange() {
+        pendingChanges = true
+        changeCount &+= 1
+    }
 
     func recordError(_ message: String) {
         lock.withLock { lastError = message }
@@ -304,9 +318,24 @@ public final class ContainerFileSystem: @unchecked Sendable {
         let name = Self.name(of: path)
         if ControlFolder.contains(name) { return try control.attributes(name) }
         return try lock.withLock {
-            if let entry = view[name] { return attributes(of: entry) }
+            if let entry = view[name] ?? removedWhileOpen[name] { return attributes(of: entry) }
             if isFolder(name) { return .directory(folderPermissions, snapshot.dataFiles.isEmpty ? mountedAt : folderTime(name)) }
             throw FileSystemError(ENOENT)
+        }
+    }
+
+    /// The attributes of an open file that may have no name any more (removed while open:
+    /// fstat, and libfuse's getattr with no path).
+    public func attributes(handle id: UInt64) throws -> NodeAttributes {
+        switch try handle(id).source {
+        case .stored(let content, _):
+            return NodeAttributes(kind: .file, size: content.size, permissions: 0o444, modified: mountedAt)
+        case .spooled(let spool):
+            return lock.withLock { NodeAttributes(kind: .file, size: spool.size, permissions: 0o644, modified: spool.modified) }
+        case .control(_, let bytes):
+            return NodeAttributes(kind: .file, size: Int64(bytes.count), permissions: 0o444, modified: mountedAt)
+        case .signRequest, .wait, .methodStatus:
+            return NodeAttributes(kind: .file, size: 0, permissions: 0o444, modified: mountedAt)
         }
     }
 
@@ -383,7 +412,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 switch entry {
                 case .stored(let file, _):
                     let content = try snapshot.content(of: file.name)
-                    return register(Handle(source: .stored(content), writable: false), keepCache: true, directIO: false)
+                    return register(Handle(source: .stored(content, name: name), writable: false), keepCache: true, directIO: false)
                 case .spooled(let spool):
                     spool.opened += 1
                     return register(Handle(source: .spooled(spool), writable: false), keepCache: false, directIO: false)
@@ -416,7 +445,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             removeEmptyFolders(above: name)
             spool.opened += 1
             spool.writers += 1
-            pendingChanges = true
+            noteChange()
             return register(Handle(source: .spooled(spool), writable: true), keepCache: false, directIO: false)
         }
     }
@@ -455,7 +484,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             if truncate {
                 try spool.truncate(to: 0)
                 spool.failed = nil
-                pendingChanges = true
+                noteChange()
             }
             return spool
         case .stored(let file, let modified):
@@ -473,7 +502,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 spool.modified = modified ?? file.modified
             }
             view[name] = .spooled(spool)
-            pendingChanges = true
+            noteChange()
             return spool
         }
     }
@@ -499,7 +528,19 @@ public final class ContainerFileSystem: @unchecked Sendable {
     public func read(_ id: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
                      stop: () -> Int32? = { nil }) throws -> Int {
         switch try handle(id).source {
-        case .stored(let content): return try content.read(into: buffer, at: offset)
+        case .stored(let content, let name):
+            do {
+                return try content.read(into: buffer, at: offset)
+            } catch let error as ContainerError {
+                // Damaged data: what the kernel cached of it earlier must not be served either.
+                // (Not from this thread: the kernel holds the page this read fills, and
+                // invalidating it from inside the read would wait for that page forever.)
+                if case .dataMismatch = error, let invalidate {
+                    DispatchQueue.global().async { invalidate("/" + name) }
+                    recordError("reading '\(name)' failed: \(error)")
+                }
+                throw error
+            }
         case .spooled(let spool): return try lock.withLock { try spool.read(into: buffer, at: offset) }
         case .control(_, let bytes): return Self.copy(bytes, into: buffer, at: offset)
         case .signRequest(let method): return Self.copy(Array(method.usage.utf8), into: buffer, at: offset)
@@ -540,12 +581,19 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 let reason = FileSystemError.from(error)
                 throw fail(reason.code, "writing a file failed (\(reason)); it will not be added to the container")
             }
-            pendingChanges = true
+            if !spool.removed { noteChange() }
         }
         return buffer.count
     }
 
-    public func truncate(_ path: String, to length: Int64, handle id: UInt64?) throws {
+    /// Truncates by path, or through an open handle (`path` nil: ftruncate of a file that was
+    /// removed while open, whose bytes are no longer in the view).
+    public func truncate(_ path: String?, to length: Int64, handle id: UInt64?) throws {
+        guard let path else {
+            guard let id, case .spooled(let spool) = try handle(id).source else { throw FileSystemError(EBADF) }
+            try lock.withLock { try spool.truncate(to: length) }
+            return
+        }
         let name = Self.name(of: path)
         if ControlFolder.contains(name) {
             // `echo … > sign/<method>` truncates first; a request file holds nothing to cut.
@@ -563,7 +611,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 spool = try spoolFor(name, entry: entry, truncate: length == 0)
             }
             try spool.truncate(to: length)
-            pendingChanges = true
+            if !spool.removed { noteChange() }
         }
         scheduler?.changed()
     }
@@ -596,13 +644,39 @@ public final class ContainerFileSystem: @unchecked Sendable {
         let name = Self.name(of: path)
         if ControlFolder.contains(name) { return try control.unlink(name) }
         try lock.withLock {
+            // The last close of a file removed while open (see `removedWhileOpen`).
+            if removedWhileOpen.removeValue(forKey: name) != nil { return }
             guard view[name] != nil else { throw FileSystemError(isFolder(name) ? EISDIR : ENOENT) }
             try checkWritable("remove '\(name)'")
-            view[name] = nil
-            order.removeAll { $0 == name }
-            impliedFolders = nil
-            keepParentFolder(of: name)
-            pendingChanges = true
+            removeFromView(name)
+        }
+        scheduler?.changed()
+    }
+
+    /// Removes a data file from the view (the caller holds `lock` and has checked it may).
+    @discardableResult
+    private func removeFromView(_ name: String) -> Entry? {
+        guard let entry = view.removeValue(forKey: name) else { return nil }
+        if case .spooled(let spool) = entry { spool.removed = true }
+        order.removeAll { $0 == name }
+        impliedFolders = nil
+        keepParentFolder(of: name)
+        noteChange()
+        return entry
+    }
+
+    /// libfuse's name for a file removed while open.
+    static func isRemovedWhileOpenName(_ name: String) -> Bool {
+        PathText.lastComponent(of: name).hasPrefix(".fuse_hidden")
+    }
+
+    /// `rm` of an open file, as libfuse sends it: a rename to `.fuse_hidden…`.
+    private func removeWhileOpen(_ from: String, keepingAs hiddenName: String) throws {
+        if ControlFolder.contains(from) { return try control.unlink(from) }
+        try lock.withLock {
+            guard view[from] != nil else { throw FileSystemError(isFolder(from) ? EISDIR : ENOENT) }
+            try checkWritable("remove '\(from)'")
+            removedWhileOpen[hiddenName] = removeFromView(from)
         }
         scheduler?.changed()
     }
@@ -645,6 +719,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// Renames a file or a whole folder. Renaming over an existing file replaces it, as rename(2) does.
     public func rename(_ fromPath: String, to toPath: String, flags: UInt32) throws {
         let from = Self.name(of: fromPath), to = Self.name(of: toPath)
+        if Self.isRemovedWhileOpenName(to), flags == 0 { return try removeWhileOpen(from, keepingAs: to) }
         if ControlFolder.contains(from) || ControlFolder.contains(to) { throw FileSystemError(EXDEV) }
         if flags & Self.renameExchange != 0 { throw FileSystemError(EINVAL) }
         try lock.withLock {
@@ -681,7 +756,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             impliedFolders = nil
             keepParentFolder(of: from)
             removeEmptyFolders(above: to)
-            pendingChanges = true
+            noteChange()
         }
         invalidate?(toPath)
         scheduler?.changed()
@@ -693,7 +768,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         if ControlFolder.contains(name) { return }
         try lock.withLock {
             guard let entry = view[name] else {
-                if isFolder(name) { return }
+                if isFolder(name) || removedWhileOpen[name] != nil { return }
                 throw FileSystemError(ENOENT)
             }
             try checkWritable("change the time of '\(name)'")
@@ -702,7 +777,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             case .stored(let file, _): view[name] = .stored(file, modified: when)
             case .spooled(let spool): spool.modified = when; spool.generation += 1
             }
-            pendingChanges = true
+            noteChange()
         }
         scheduler?.changed()
     }
@@ -713,32 +788,43 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// Files still open for writing keep their old (or no) content in this commit.
     public func commit() throws {
         commitLock.lock(); defer { commitLock.unlock() }
-        struct Captured { let name: String; let spool: Spool; let generation: UInt64 }
-        let (base, layout, captured, changed) = lock.withLock { () -> (Container, [PlannedDataFile], [Captured], Bool) in
+        // What this save writes: the layout, and for each part of it where its bytes came from
+        // (a snapshot entry by its name there, or a spool at a generation), so that afterwards
+        // the view can point at the saved entries even if names changed meanwhile.
+        struct Captured { let name: String; let generation: UInt64 }
+        struct Plan {
             var layout: [PlannedDataFile] = []
-            var captured: [Captured] = []
+            var spools: [ObjectIdentifier: Captured] = [:]
+            /// Name in the snapshot -> (name in the layout, modification time asked for).
+            var kept: [String: (name: String, modified: Date?)] = [:]
+            var changes: UInt64 = 0
+        }
+        let (base, plan, changed) = lock.withLock { () -> (Container, Plan, Bool) in
+            var plan = Plan()
             for name in order {
                 switch view[name]! {
                 case .stored(let file, let modified):
-                    layout.append(PlannedDataFile(name: name, source: .existing(file), modified: modified))
+                    plan.layout.append(PlannedDataFile(name: name, source: .existing(file), modified: modified))
+                    plan.kept[file.name] = (name, modified)
                 case .spooled(let spool):
                     if spool.writers > 0 || spool.failed != nil {
                         // Not finished (or broken): keep what the container had under this name, if anything.
-                        if let old = snapshot.dataFile(named: name) { layout.append(PlannedDataFile(name: name, source: .existing(old))) }
+                        if let old = snapshot.dataFile(named: name) { plan.layout.append(PlannedDataFile(name: name, source: .existing(old))) }
                         continue
                     }
                     var source = spool.source
                     source.name = name
                     source.mediaType = MediaType.guess(forName: name)
                     source.modified = spool.modified
-                    layout.append(PlannedDataFile(name: name, source: .file(source)))
-                    captured.append(Captured(name: name, spool: spool, generation: spool.generation))
+                    plan.layout.append(PlannedDataFile(name: name, source: .file(source)))
+                    plan.spools[ObjectIdentifier(spool)] = Captured(name: name, generation: spool.generation)
                 }
             }
-            let changed = pendingChanges
-            return (snapshot, layout, captured, changed)
+            plan.changes = changeCount
+            return (snapshot, plan, pendingChanges)
         }
         guard changed else { return }
+        TestHooks.holdSave()
         let saved: Container
         do {
             // Another program replaced or changed the container: saving would silently undo that.
@@ -746,7 +832,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 throw FileSystemError(EIO, "\(containerPath) was changed by another program while mounted; not saving over that change")
             }
             var edit = base.edit()
-            try edit.setLayout(layout)
+            try edit.setLayout(plan.layout)
             saved = try edit.save()
         } catch {
             let reason = FileSystemError.from(error)
@@ -756,30 +842,37 @@ public final class ContainerFileSystem: @unchecked Sendable {
         lock.withLock {
             snapshot = saved
             generation &+= 1
+            // Every entry of the view must now point into the saved container: entries of the old
+            // one have offsets in a file that no longer exists (after a rewrite).
             var stillPending = false
             for name in order {
                 guard let entry = view[name] else { continue }
                 switch entry {
                 case .stored(let file, let modified):
-                    if let now = saved.dataFile(named: name), modified == nil || now.modified == modified {
-                        view[name] = .stored(now, modified: nil)
-                    } else if file != saved.dataFile(named: name) {
+                    guard let kept = plan.kept[file.name], let now = saved.dataFile(named: kept.name) else {
                         stillPending = true
+                        continue
                     }
+                    // A time set during the save (touch) is still to be saved.
+                    let unsavedTime = modified != nil && modified != kept.modified
+                    view[name] = .stored(now, modified: unsavedTime ? modified : nil)
+                    stillPending = stillPending || unsavedTime || kept.name != name
                 case .spooled(let spool):
                     // Saved as it is now and nobody can change it: the container has it. A reader
                     // still holding it (`sync FILE`, a thumbnailer) reads the same bytes from the
                     // spool; saving it a second time would deflate it all again.
-                    if let done = captured.first(where: { $0.spool === spool && $0.name == name }),
-                       done.generation == spool.generation, spool.writers == 0, let now = saved.dataFile(named: name) {
+                    if let done = plan.spools[ObjectIdentifier(spool)], done.generation == spool.generation,
+                       spool.writers == 0, let now = saved.dataFile(named: done.name) {
                         view[name] = .stored(now, modified: nil)
+                        stillPending = stillPending || done.name != name
                     } else {
                         stillPending = stillPending || spool.failed == nil
                     }
                 }
             }
-            pendingChanges = stillPending
-            if !stillPending { lastError = lastError.hasPrefix("saving ") ? "" : lastError }
+            // A change made while the save ran (a removal, a rename, a write) is not in it.
+            pendingChanges = stillPending || changeCount != plan.changes
+            if !pendingChanges { lastError = lastError.hasPrefix("saving ") ? "" : lastError }
         }
     }
 

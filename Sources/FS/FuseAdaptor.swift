@@ -80,11 +80,19 @@ func fuseOperations() -> fuse_operations {
         config?.pointee.negative_timeout = 0
         config?.pointee.use_ino = 0
         config?.pointee.nullpath_ok = 0
+        // Not hard_remove: then fstat of a file removed while open fails (ESTALE; the kernel
+        // sends no handle with GETATTR). libfuse's `.fuse_hidden…` rename keeps a name for it,
+        // and ContainerFileSystem takes that rename as the removal (never listed or saved).
+        config?.pointee.hard_remove = 0
         return fuse_get_context()!.pointee.private_data
     }
-    ops.getattr = { rawPath, st, _ in
+    ops.getattr = { rawPath, st, info in
         reply {
-            fill(st!, try fileSystem().attributes(path(rawPath)))
+            if rawPath == nil, let info {
+                fill(st!, try fileSystem().attributes(handle: info.pointee.fh))
+            } else {
+                fill(st!, try fileSystem().attributes(path(rawPath)))
+            }
             return 0
         }
     }
@@ -138,7 +146,7 @@ func fuseOperations() -> fuse_operations {
     }
     ops.truncate = { rawPath, length, info in
         reply {
-            try fileSystem().truncate(path(rawPath), to: Int64(length), handle: info?.pointee.fh)
+            try fileSystem().truncate(rawPath.map { String(cString: $0) }, to: Int64(length), handle: info?.pointee.fh)
             return 0
         }
     }
@@ -182,6 +190,8 @@ func fuseOperations() -> fuse_operations {
     }
     ops.utimens = { rawPath, times, _ in
         reply {
+            // A file removed while open has no time to keep.
+            guard rawPath != nil else { return 0 }
             // times[1] is the modification time; UTIME_NOW means now, UTIME_OMIT leaves it.
             let modified = times?[1]
             if let modified, modified.tv_nsec == cfuse_utime_omit() { return 0 }

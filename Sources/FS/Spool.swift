@@ -24,6 +24,8 @@ final class Spool: @unchecked Sendable {
     /// Equal to `generation` means the writer closed after its last change, even if the RELEASE
     /// that follows (asynchronously) never arrives because the mount is stopping.
     var closedGeneration: UInt64?
+    /// Removed from the view while open: writes through the open handles change nothing to save.
+    var removed = false
     /// A write failed (disk full, I/O error): the bytes are incomplete and must not be committed.
     var failed: Error?
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestTools
 import XCTest
 
 /// `asicfs extract`: never over existing files without --force, never through symbolic links,
@@ -167,6 +168,29 @@ final class ExtractTests: CLITestCase {
         let good = try asicfs(["extract", damaged, "good.txt", "-d", out.path])
         assertSuccess(good)
         XCTAssertEqual(folderContents(out.path), ["good.txt"])
+    }
+
+    /// A deflate stream that fails part-way through a large entry is one line and exit 1, for
+    /// every way of extracting it (it crashed asicfs with SIGILL).
+    func testACorruptStreamInALargeEntryIsOneLineNotACrash() throws {
+        let damaged = path("corrupt.asice")
+        try DamagedContainer.make(at: damaged, damage: .corruptStream)
+        for _ in 0..<3 {
+            assertFailure(try asicfs(["extract", damaged, "-d", out.path]), mentions: ["'big.txt'", "damaged"])
+            XCTAssertEqual(folderContents(out.path), [], "a damaged file or its temporary appeared")
+            assertFailure(try asicfs(["extract", damaged, "--stdout", "big.txt"]), mentions: ["'big.txt'", "damaged"])
+        }
+        // A reader slower than the inflating keeps the helper thread busy handing over the
+        // previous buffer when the stream fails: the case that crashed (exit 132, SIGILL).
+        let slow = try runTool("/bin/bash", ["-c", "\"$1\" extract \"$2\" --stdout big.txt 2>\"$3\" | (sleep 1; cat > /dev/null); echo ${PIPESTATUS[0]}",
+                                             "bash", Self.binary, damaged, path("slow.err")])
+        XCTAssertEqual(slow.stdout, "1\n", "exit status of asicfs behind a slow reader")
+        let message = try String(contentsOfFile: path("slow.err"), encoding: .utf8)
+        XCTAssertTrue(message.hasPrefix("asicfs: ") && message.contains("'big.txt'") && message.filter { $0 == "\n" }.count == 1, message)
+        let wrong = path("wrong.asice")
+        try DamagedContainer.make(at: wrong, damage: .wrongBytes)
+        assertFailure(try asicfs(["extract", wrong, "-d", out.path]), mentions: ["'big.txt'", "CRC-32"])
+        XCTAssertEqual(folderContents(out.path), [])
     }
 
     func testExtractIntoAMissingFolderCreatesIt() throws {

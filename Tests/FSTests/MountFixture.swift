@@ -44,11 +44,12 @@ final class MountFixture {
         }
     }
 
-    /// Mounts in the foreground (`-f`) and waits until the kernel shows the mount.
-    func mount(_ options: [String] = [], container: String? = nil) throws {
+    /// Mounts in the foreground (`-f`) and waits until the kernel shows the mount. `environment`
+    /// is added to the daemon's (test hooks such as ASICFS_TEST_HOLD_SAVES).
+    func mount(_ options: [String] = [], container: String? = nil, environment: [String: String] = [:]) throws {
         stderrFile = NSTemporaryDirectory() + "asicfs-mount-\(getpid())-\(UUID().uuidString.prefix(8)).err"
         let arguments = ["mount", container ?? self.container, mountpoint, "-f"] + options.flatMap { ["-o", $0] }
-        let pid = try Shell.spawn(Self.binary, arguments, stdout: "/dev/null", stderr: stderrFile)
+        let pid = try Shell.spawn(Self.binary, arguments, stdout: "/dev/null", stderr: stderrFile, environment: environment)
         self.pid = pid
         let deadline = Date().addingTimeInterval(10)
         while !isMounted {

@@ -78,6 +78,47 @@ final class MountSigningTests: XCTestCase {
 
     // MARK: - Signing
 
+    /// A signed container whose large data file is damaged mid-stream: reading the signature's
+    /// status says INVALID and names the file (it killed the daemon: SIGILL in the streaming
+    /// read), and the mount goes on serving.
+    func testTheStatusOfASignatureOverDamagedDataIsInvalidAndTheMountLives() throws {
+        let fixture = try MountFixture(self)
+        let big = fixture.folder + "/big.txt"
+        try writeFile(textLikeBytes(count: 6 << 20), big)
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, big]).status, 0)
+        let signed = try Shell.run(MountFixture.binary, ["sign", fixture.container, "--method", "pkcs12",
+                                                         "file=\(try services.pki.signerP12)",
+                                                         "passphrase-file=\(try passphraseFile())"]
+                                   + (try settings()).flatMap { ["-o", $0] })
+        XCTAssertEqual(signed.status, 0, signed.stderr)
+        let damage = try Shell.python("""
+            import sys, zipfile, zlib, struct
+            path = sys.argv[1]
+            info = zipfile.ZipFile(path).getinfo('big.txt')
+            blob = bytearray(open(path, 'rb').read())
+            n, m = struct.unpack('<HH', blob[info.header_offset + 26:info.header_offset + 30])
+            start = info.header_offset + 30 + n + m
+            for at in range(start + info.compress_size // 2, start + info.compress_size - 64, 997):
+                changed = bytearray(blob)
+                changed[at:at + 32] = bytes([0xFF] * 32)
+                try:
+                    zlib.decompressobj(-15).decompress(bytes(changed[start:start + info.compress_size]))
+                except zlib.error:
+                    open(path, 'wb').write(changed)
+                    break
+            else:
+                sys.exit('no corrupting position')
+            """, [fixture.container])
+        XCTAssertEqual(damage.status, 0, damage.stderr)
+        try fixture.mount(try settings())
+        let status = try text(fixture.path(".asicfs/signatures/\(Self.signerFolder)/status"))
+        XCTAssertEqual(status.split(separator: "\n").first, "INVALID", status)
+        XCTAssertTrue(status.contains("big.txt"), status)
+        XCTAssertTrue(fixture.isMounted)
+        XCTAssertTrue(try text(fixture.path(".asicfs/container")).contains("state: signed"))
+        try fixture.unmount()
+    }
+
     func testSigningWithPKCS12ThenRemovingTheSignatureWithRmR() throws {
         let fixture = try mountedContainer(["a.txt": "first\n"])
         let m = fixture.mountpoint

@@ -15,8 +15,10 @@ public enum Shell {
         public let stderr: String
     }
 
-    /// Starts a program with stdin from /dev/null and stdout/stderr into the given files.
-    public static func spawn(_ program: String, _ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
+    /// Starts a program with stdin from /dev/null and stdout/stderr into the given files, in
+    /// this process's environment plus `environment`.
+    public static func spawn(_ program: String, _ arguments: [String], stdout: String, stderr: String,
+                             environment: [String: String] = [:]) throws -> pid_t {
         let executable = program.hasPrefix("/") ? program : "/usr/bin/env"
         let argv = (program.hasPrefix("/") ? [program] : ["env", program]) + arguments
         var actions = posix_spawn_file_actions_t()
@@ -27,8 +29,12 @@ public enum Shell {
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
+        var variables = ProcessInfo.processInfo.environment
+        for (key, value) in environment { variables[key] = value }
+        let cEnvironment = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { cEnvironment.forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, nil, cArguments, environ)
+        let rc = posix_spawn(&pid, executable, &actions, nil, cArguments, cEnvironment)
         guard rc == 0 else { throw ShellError("cannot start \(program): \(String(cString: strerror(rc)))") }
         return pid
     }
