@@ -59,26 +59,77 @@ let umountCommand = Command(
     options: [],
     run: { arguments, _ in
         try requirePositionals(arguments, atLeast: 1, "MOUNTPOINT")
-        guard let resolved = realpath(arguments.positionals[0], nil) else {
-            throw ContainerError.io(path: arguments.positionals[0], operation: "cannot unmount", errno: errno)
+        try UnmountCommand.run(arguments.positionals[0])
+        return 0
+    })
+
+/// `asicfs umount`: unmount, wait for the daemon's final save, and say what it came to. Exit 0
+/// only when the daemon saved (or had nothing to save); a daemon that died before or during the
+/// save, or whose save failed, is one line and exit 1.
+enum UnmountCommand {
+    /// How long to wait quietly for the daemon before saying what we wait for.
+    static let quietWait: TimeInterval = 3
+    /// Saving a large change can take a while; give up waiting (not saving) after ten minutes.
+    static let longestWait: TimeInterval = 600
+
+    static func run(_ argument: String) throws {
+        guard let resolved = realpath(argument, nil) else {
+            throw ContainerError.io(path: argument, operation: "cannot unmount", errno: errno)
         }
         let mountpoint = String(cString: resolved)
         free(resolved)
         let daemon = MountRegistry.daemon(for: mountpoint)
-        let failureFile = MountRegistry.failureFile(for: mountpoint)
-        unlink(failureFile)
+        MountRegistry.forgetOutcome(for: mountpoint)
+        if let daemon, !daemon.isRunning, !Unmount.isMounted(mountpoint) {
+            // Killed earlier: auto_unmount took the mount away, and nothing saved what was pending.
+            MountRegistry.forgetDaemon(for: mountpoint)
+            throw MountFailure("nothing is mounted on \(mountpoint): its asicfs daemon (pid \(daemon.pid)) had ended without unmounting, "
+                               + "so changes made since its last save are not in \(daemon.container)\(spoolNote(daemon))")
+        }
         try Unmount.run(mountpoint)
-        if let daemon {
-            // Saving a large change can take a while; give up waiting (not saving) after ten minutes.
-            let deadline = Date().addingTimeInterval(600)
-            while MountRegistry.isRunning(daemon) && Date() < deadline { usleep(20_000) }
+        guard let daemon else { return }
+        try waitForExit(of: daemon)
+        switch MountRegistry.outcome(for: mountpoint) {
+        case .saved?:
+            MountRegistry.forgetOutcome(for: mountpoint)
+        case .failed(let reason)?:
+            MountRegistry.forgetOutcome(for: mountpoint)
+            throw MountFailure(reason)
+        case nil:
+            MountRegistry.forgetDaemon(for: mountpoint)
+            throw MountFailure("the asicfs daemon (pid \(daemon.pid)) ended before it had saved \(daemon.container): "
+                               + "changes made since its last save are not in it\(spoolNote(daemon))")
         }
-        if let failure = try? String(contentsOfFile: failureFile, encoding: .utf8) {
-            unlink(failureFile)
-            throw MountFailure(failure)
+    }
+
+    /// Waits for the daemon to exit; after a few seconds says (once, on stderr) what it waits for.
+    private static func waitForExit(of daemon: MountRegistry.Daemon) throws {
+        let start = Date()
+        var told = false
+        while daemon.isRunning {
+            let waited = Date().timeIntervalSince(start)
+            if waited > longestWait {
+                throw MountFailure("gave up waiting after \(Int(longestWait / 60)) minutes for the asicfs daemon (pid \(daemon.pid)) "
+                                   + "to save \(daemon.container); it is still running and may still save")
+            }
+            if !told && waited > quietWait {
+                told = true
+                let why = daemon.isStopped
+                    ? "; it is stopped (SIGSTOP or a debugger): 'kill -CONT \(daemon.pid)' lets it go on"
+                    : " (a large change takes a while)"
+                Terminal.error("waiting for the asicfs daemon (pid \(daemon.pid)) to save \(daemon.container)\(why)")
+            }
+            usleep(20_000)
         }
-        return 0
-    })
+    }
+
+    /// Where the files a killed daemon had received are, if it left any.
+    private static func spoolNote(_ daemon: MountRegistry.Daemon) -> String {
+        let folder = ContainerFileSystem.spoolFolder(forContainer: daemon.container, daemon: daemon.pid)
+        guard let left = try? FileManager.default.contentsOfDirectory(atPath: folder), !left.isEmpty else { return "" }
+        return "; the files it had received over 64 KiB are in \(folder) (without their names), until the next mount of the container removes them"
+    }
+}
 
 /// The daemon could not save at unmount (the message says where the files went), or the mount
 /// is busy (the message names why): one line, printed as it is.

@@ -16,8 +16,12 @@ enum Unmount {
         var attempt = fusermount(mountpoint)
         if attempt.succeeded { return }
         guard attempt.busy else {
-            FileHandle.standardError.write(Data(attempt.message.utf8))
-            throw ContainerError.refused("fusermount3 could not unmount \(mountpoint)")
+            if !isMounted(mountpoint) { throw MountFailure("nothing is mounted on \(mountpoint)") }
+            // One line: fusermount3's own words, without its name and line end.
+            let reason = attempt.message.split(separator: "\n").first.map {
+                String($0).replacingOccurrences(of: "fusermount3: ", with: "")
+            } ?? "fusermount3 failed"
+            throw MountFailure("cannot unmount \(mountpoint): \(reason)")
         }
         let holders = MountUsers.find(under: mountpoint)
         if let other = holders.first(where: { !$0.isWaitingReader }) {
@@ -35,6 +39,30 @@ enum Unmount {
             throw MountFailure(busyMessage(mountpoint, other, count: 1))
         }
         throw MountFailure("cannot unmount \(mountpoint): it is busy (a program has a file or its current folder in it)")
+    }
+
+    /// Whether the kernel has a mount on exactly this path (dead FUSE mounts included).
+    static func isMounted(_ mountpoint: String) -> Bool {
+        guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return false }
+        return table.split(separator: "\n").contains { line in
+            line.split(separator: " ").dropFirst(4).first.map { unescapeMountinfo(String($0)) } == mountpoint
+        }
+    }
+
+    /// mountinfo writes space, tab, newline and backslash in paths as octal escapes.
+    private static func unescapeMountinfo(_ field: String) -> String {
+        guard field.contains("\\") else { return field }
+        var bytes: [UInt8] = []
+        var utf8 = Array(field.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "\\"), utf8.count >= 3, let value = UInt8(String(decoding: utf8.prefix(3), as: UTF8.self), radix: 8) {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(3)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func busyMessage(_ mountpoint: String, _ user: MountUsers.User, count: Int) -> String {

@@ -108,7 +108,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         let folder = PathText.folder(of: containerPath)
         let base = PathText.lastComponent(of: containerPath)
         Self.removeStaleSpools(in: folder, base: base)
-        spoolFolder = "\(folder)/.\(base).asicfs-spool-\(getpid())"
+        spoolFolder = Self.spoolFolder(forContainer: containerPath, daemon: getpid())
         if !readOnly {
             guard mkdir(spoolFolder, 0o700) == 0 || errno == EEXIST else {
                 throw ContainerError.io(path: spoolFolder, operation: "cannot create", errno: errno)
@@ -121,6 +121,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
     }
 
     deinit { rmdir(spoolFolder) }
+
+    /// Where the daemon `pid` keeps the files written into the mount until they are saved.
+    public static func spoolFolder(forContainer containerPath: String, daemon pid: Int32) -> String {
+        "\(PathText.folder(of: containerPath))/.\(PathText.lastComponent(of: containerPath)).asicfs-spool-\(pid)"
+    }
 
     private func resetView() {
         view = [:]

@@ -88,7 +88,8 @@ public enum Mounter {
             throw ContainerError.refused("cannot detach from the terminal")
         }
         let pidFile = MountRegistry.pidFile(for: request.mountpoint)
-        MountRegistry.record(pid: getpid(), at: pidFile)
+        MountRegistry.record(pid: getpid(), container: request.container, at: pidFile)
+        // Kept when the daemon is killed: `asicfs umount` then knows a daemon ended unsaved.
         defer { unlink(pidFile) }
 
         let session = fuse_get_session(fuse)
@@ -101,8 +102,9 @@ public enum Mounter {
         fileSystem.invalidate = nil
         fuse_unmount(fuse)
         let failure = fileSystem.close()
-        // `asicfs umount` waits for us and then reports this (our stderr may be /dev/null).
-        if let failure { try? failure.write(toFile: MountRegistry.failureFile(for: request.mountpoint), atomically: true, encoding: .utf8) }
+        // `asicfs umount` waits for us and then reports this (our stderr may be /dev/null); no
+        // outcome at all tells it that we died before the save ended.
+        MountRegistry.recordOutcome(failure.map { .failed($0) } ?? .saved, for: request.mountpoint)
         // The loop returns the signal number when a signal ended it; that is a clean stop.
         return loopResult < 0 || failure != nil ? 1 : 0
     }
@@ -145,7 +147,8 @@ private final class FuseHandle: @unchecked Sendable {
     init(_ fuse: OpaquePointer) { self.fuse = fuse }
 }
 
-/// Where a running daemon records its PID, so `asicfs umount` can wait until it has saved.
+/// Where a running daemon records its PID and container, so `asicfs umount` can wait until it has
+/// saved, and where it leaves the outcome of its final save.
 public enum MountRegistry {
     static var folder: String {
         let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
@@ -158,28 +161,77 @@ public enum MountRegistry {
         return "\(folder)/\(String(hash, radix: 16)).pid"
     }
 
-    /// Where a daemon leaves the reason its final save failed, for `asicfs umount` to report.
-    public static func failureFile(for mountpoint: String) -> String {
-        pidFile(for: mountpoint).replacingOccurrences(of: ".pid", with: ".failed")
+    /// Where a daemon leaves the outcome of its final save, for `asicfs umount` to report.
+    public static func outcomeFile(for mountpoint: String) -> String {
+        pidFile(for: mountpoint).replacingOccurrences(of: ".pid", with: ".outcome")
     }
 
-    static func record(pid: Int32, at file: String) {
+    /// What the final save at unmount came to.
+    public enum Outcome: Equatable, Sendable {
+        case saved
+        /// The reason, which says where the unsaved files went.
+        case failed(String)
+    }
+
+    static func recordOutcome(_ outcome: Outcome, for mountpoint: String) {
+        let text: String
+        switch outcome {
+        case .saved: text = "saved\n"
+        case .failed(let reason): text = "failed: " + reason
+        }
+        try? text.write(toFile: outcomeFile(for: mountpoint), atomically: true, encoding: .utf8)
+    }
+
+    /// The outcome a daemon left for `mountpoint` (nil: none, it did not get that far).
+    public static func outcome(for mountpoint: String) -> Outcome? {
+        guard let text = try? String(contentsOfFile: outcomeFile(for: mountpoint), encoding: .utf8) else { return nil }
+        if text == "saved\n" { return .saved }
+        return .failed(text.hasPrefix("failed: ") ? String(text.dropFirst(8)) : text)
+    }
+
+    public static func forgetOutcome(for mountpoint: String) { unlink(outcomeFile(for: mountpoint)) }
+
+    static func record(pid: Int32, container: String, at file: String) {
         mkdir(folder, 0o700)
-        try? "\(pid)\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try? "\(pid)\n\(container)\n".write(toFile: file, atomically: true, encoding: .utf8)
     }
 
-    /// The PID of the daemon serving `mountpoint`, if it recorded one and still runs.
-    public static func daemon(for mountpoint: String) -> Int32? {
-        guard let text = try? String(contentsOfFile: pidFile(for: mountpoint), encoding: .utf8),
-              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), isRunning(pid) else { return nil }
-        return pid
+    /// The daemon that serves (or served) a mountpoint: its PID and container.
+    public struct Daemon: Sendable {
+        public let pid: Int32
+        public let container: String
+        /// Still there, and still asicfs (a PID left in a stale record may belong to another program by now).
+        public var isRunning: Bool {
+            guard MountRegistry.isRunning(pid),
+                  let command = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")) else { return false }
+            let program = command.split(separator: 0).first.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return PathText.lastComponent(of: program).hasPrefix("asicfs")
+        }
+        /// Stopped by a signal (SIGSTOP, a debugger): it cannot save until continued.
+        public var isStopped: Bool { MountRegistry.state(of: pid) == "T" || MountRegistry.state(of: pid) == "t" }
     }
+
+    /// The daemon recorded for `mountpoint`, running or not (a killed one leaves its record).
+    public static func daemon(for mountpoint: String) -> Daemon? {
+        guard let text = try? String(contentsOfFile: pidFile(for: mountpoint), encoding: .utf8) else { return nil }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let pid = lines.first.flatMap({ Int32($0) }) else { return nil }
+        return Daemon(pid: pid, container: lines.count > 1 ? String(lines[1]) : "")
+    }
+
+    /// Removes the record of a daemon that is gone.
+    public static func forgetDaemon(for mountpoint: String) { unlink(pidFile(for: mountpoint)) }
 
     /// True while the process exists and is not a zombie.
     public static func isRunning(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        let state = stat[stat.index(close, offsetBy: 2)]
+        guard let state = state(of: pid) else { return false }
         return state != "Z" && state != "X"
+    }
+
+    /// The state letter /proc gives for a process (R, S, D, T, Z, ...), nil if there is none.
+    static func state(of pid: Int32) -> Character? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")"), stat.distance(from: close, to: stat.endIndex) > 2 else { return nil }
+        return stat[stat.index(close, offsetBy: 2)]
     }
 }

@@ -5,7 +5,7 @@ import XCTest
 /// with the daemon's test hook (ASICFS_TEST_HOLD_SAVES), not with sleeps: the save has taken
 /// the view it writes and waits until the test has made its change.
 final class MountSaveRaceTests: XCTestCase {
-    private var gate = ""
+    private var gate: SaveGate!
 
     private func newMount(files: [String: [UInt8]] = ["a.txt": Array("alpha\n".utf8)]) throws -> MountFixture {
         let fixture = try MountFixture(self)
@@ -15,31 +15,9 @@ final class MountSaveRaceTests: XCTestCase {
             paths.append(fixture.folder + "/" + name)
         }
         XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container] + paths).status, 0)
-        gate = fixture.folder + "/hold-saves"
-        // Runs before the fixture's teardown (last in, first out): a failed test never leaves
-        // the daemon waiting in a held save.
-        addTeardownBlock { [gate] in unlink(gate) }
-        try fixture.mount(environment: ["ASICFS_TEST_HOLD_SAVES": gate])
+        gate = SaveGate(in: fixture.folder, self)
+        try fixture.mount(environment: gate.environment)
         return fixture
-    }
-
-    /// From now on saves stop after taking the view (until `releaseSaves`).
-    private func holdSaves() throws { try writeFile([], gate) }
-
-    /// Waits until a save is held (it took the view it will write).
-    private func waitForAHeldSave(_ file: StaticString = #filePath, line: UInt = #line) {
-        let deadline = Date().addingTimeInterval(10)
-        while access(gate + ".held", F_OK) != 0 {
-            if Date() > deadline { return XCTFail("no save started", file: file, line: line) }
-            usleep(5_000)
-        }
-    }
-
-    /// Lets the held save go on and waits until it has finished.
-    private func releaseSaves() {
-        unlink(gate)
-        let deadline = Date().addingTimeInterval(30)
-        while access(gate + ".held", F_OK) == 0 && Date() < deadline { usleep(5_000) }
     }
 
     /// Writes through the shell: Foundation's writes fsync, which would wait for the held save.
@@ -55,12 +33,12 @@ final class MountSaveRaceTests: XCTestCase {
     /// that save (it was undone: the container kept the file the mount no longer showed).
     func testARemovalDuringTheSaveOfThatFileSurvivesTheSave() throws {
         let fixture = try newMount()
-        try holdSaves()
+        try gate.hold()
         try writeFile(textLikeBytes(count: 3 << 20), fixture.folder + "/big.txt")
         XCTAssertEqual(try Shell.run("cp", [fixture.folder + "/big.txt", fixture.path("big.txt")]).status, 0)
-        waitForAHeldSave()  // the auto-save took big.txt into its layout
+        gate.waitForAHeldSave()  // the auto-save took big.txt into its layout
         XCTAssertEqual(unlink(fixture.path("big.txt")), 0)
-        releaseSaves()
+        gate.release()
         XCTAssertEqual(try fixture.mountpointListing(), ["a.txt"])
         try fixture.unmount()
         XCTAssertEqual(Set(try containerContents(fixture.container).keys), ["a.txt"])
@@ -69,13 +47,13 @@ final class MountSaveRaceTests: XCTestCase {
     /// Every kind of change made during a save is in the next one: a write, a touch, a rename.
     func testChangesMadeDuringASaveAreSavedNext() throws {
         let fixture = try newMount(files: ["a.txt": Array("alpha\n".utf8), "b.txt": Array("bravo\n".utf8)])
-        try holdSaves()
+        try gate.hold()
         try put("charlie\n", fixture.path("c.txt"))
-        waitForAHeldSave()
+        gate.waitForAHeldSave()
         try put("alpha two\n", fixture.path("a.txt"))
         XCTAssertEqual(try Shell.run("touch", ["-d", "2021-01-01 00:00:00 UTC", fixture.path("b.txt")]).status, 0)
         XCTAssertEqual(rename(fixture.path("c.txt"), fixture.path("d.txt")), 0)
-        releaseSaves()
+        gate.release()
         try fixture.unmount()
         let saved = try containerContents(fixture.container)
         XCTAssertEqual(Set(saved.keys), ["a.txt", "b.txt", "d.txt"])
@@ -93,12 +71,12 @@ final class MountSaveRaceTests: XCTestCase {
         let bravo = textLikeBytes(count: 300 << 10, seed: 3)
         let fixture = try newMount(files: ["a.txt": Array("alpha\n".utf8), "b.txt": bravo,
                                            "0.txt": textLikeBytes(count: 200 << 10, seed: 5)])
-        try holdSaves()
+        try gate.hold()
         // The save must rewrite, and move b.txt: 0.txt, before it in the file, goes.
         XCTAssertEqual(unlink(fixture.path("0.txt")), 0)
-        waitForAHeldSave()
+        gate.waitForAHeldSave()
         XCTAssertEqual(rename(fixture.path("b.txt"), fixture.path("renamed.txt")), 0)
-        releaseSaves()
+        gate.release()
 
         XCTAssertEqual(try readFile(fixture.path("renamed.txt")), bravo)
         try writeFile(Array("echo\n".utf8), fixture.path("e.txt"))
