@@ -45,6 +45,7 @@ enum FuzzZip {
         log?("opened \(container.kind.rawValue): \(container.dataFiles.count) data file(s), \(container.signatureFiles.count) signature(s)")
 
         var rng = SplitMix64(seed: fnv1a(input))
+        var streamResults: [String: Bool] = [:]
         check(container.fileSize == Int64(input.count), "fileSize \(container.fileSize) != input size \(input.count)")
         for file in container.dataFiles {
             check(file.size >= 0 && file.compressedSize >= 0, "negative size for \(file.name)")
@@ -70,6 +71,7 @@ enum FuzzZip {
                 streamOK = false
                 log?("  \(file.name): read failed: \(error)")
             }
+            streamResults[file.name] = streamOK
 
             // 2. Random access through the seek index / stored reads.
             guard let content = try? container.content(of: file.name) else { continue }
@@ -97,6 +99,25 @@ enum FuzzZip {
                           "random read at \(offset) of \(file.name) differs from the streamed bytes")
                 }
             }
+        }
+        // 3. Every read path agrees on whether an entry is intact: reading all of a (small) entry
+        //    at random offsets, pieces out of order, succeeds exactly when the stream did.
+        for file in container.dataFiles where file.size <= compareLimit {
+            guard let streamOK = streamResults[file.name], let content = try? container.content(of: file.name) else { continue }
+            let piece: Int64 = 4096
+            var starts = Array(stride(from: Int64(0), to: max(content.size, 1), by: Int(piece)))
+            starts.shuffle(using: &rng)
+            var buffer = [UInt8](repeating: 0, count: Int(piece))
+            var whole = true
+            for start in starts {
+                do {
+                    _ = try buffer.withUnsafeMutableBytes { try content.read(into: $0, at: start) }
+                } catch {
+                    whole = false
+                    break
+                }
+            }
+            check(whole == streamOK, "\(file.name): the stream \(streamOK ? "succeeded" : "failed") but reading all of it in pieces \(whole ? "succeeded" : "failed")")
         }
         for signature in container.signatureFiles {
             if let bytes = try? container.signatureBytes(signature) {

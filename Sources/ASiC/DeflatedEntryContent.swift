@@ -81,13 +81,14 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         guard offset >= 0 else { return 0 }
         let count = Int(max(0, min(Int64(buffer.count), size - offset)))
-        if count == 0 { return 0 }
+        // An empty entry is read at once: its stream must end at once and its CRC match.
+        if count == 0 && (size > 0 || offset != 0) { return 0 }
         lock.lock(); defer { lock.unlock() }
         try integrity.checkUsable()
         let cursor = try cursorFor(offset)
         do {
             if cursor.output < offset { try decode(cursor, count: Int(offset - cursor.output), into: nil) }
-            try decode(cursor, count: count, into: buffer.baseAddress!)
+            try decode(cursor, count: count, into: count > 0 ? buffer.baseAddress : nil)
         } catch {
             cursors.removeAll { $0 === cursor }
             throw integrity.fail(error)

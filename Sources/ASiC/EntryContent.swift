@@ -69,7 +69,11 @@ final class StoredEntryContent: EntryContent {
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         guard offset >= 0 else { return 0 }
         let count = Int(max(0, min(Int64(buffer.count), size - offset)))
-        if count == 0 { return 0 }
+        if count == 0 {
+            // An empty entry is all there at once: its CRC can be checked now.
+            if size == 0 { try integrity.check() }
+            return 0
+        }
         let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
         if integrity.isVerified {
             try file.read(into: target, at: location.dataOffset + offset)

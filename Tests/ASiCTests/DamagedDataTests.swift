@@ -98,6 +98,48 @@ final class DamagedDataTests: XCTestCase {
         XCTAssertThrowsError(try content.read(into: buffer, at: 0)) { assertDamaged($0) }
     }
 
+    /// An empty entry is all read by its first read: a wrong CRC fails it (deflated or stored).
+    func testAnEmptyEntryWithAWrongCRCFailsOnRandomAccess() throws {
+        let path = folder + "/empty.asice"
+        let made = try Shell.python("""
+            import sys, zipfile, struct
+            path = sys.argv[1]
+            with zipfile.ZipFile(path, 'w') as z:
+                z.writestr(zipfile.ZipInfo('mimetype'), 'application/vnd.etsi.asic-e+zip')
+                z.writestr('empty.txt', b'', compress_type=zipfile.ZIP_DEFLATED)
+                z.writestr('empty.bin', b'', compress_type=zipfile.ZIP_STORED)
+                z.writestr('META-INF/manifest.xml', '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
+                    'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry '
+                    'manifest:full-path="/" manifest:media-type="application/vnd.etsi.asic-e+zip"/>'
+                    '<manifest:file-entry manifest:full-path="empty.txt" manifest:media-type="text/plain"/>'
+                    '<manifest:file-entry manifest:full-path="empty.bin" manifest:media-type="text/plain"/>'
+                    '</manifest:manifest>')
+            blob = bytearray(open(path, 'rb').read())
+            z = zipfile.ZipFile(path)
+            for name in ('empty.txt', 'empty.bin'):
+                info = z.getinfo(name)
+                blob[info.header_offset + 14:info.header_offset + 18] = struct.pack('<I', 0x12345678)
+            # The central directory records: patch the CRC of both.
+            at = blob.find(b'PK\\x01\\x02')
+            while at >= 0:
+                n = struct.unpack('<H', blob[at + 28:at + 30])[0]
+                if blob[at + 46:at + 46 + n] in (b'empty.txt', b'empty.bin'):
+                    blob[at + 16:at + 20] = struct.pack('<I', 0x12345678)
+                at = blob.find(b'PK\\x01\\x02', at + 4)
+            open(path, 'wb').write(blob)
+            """, [path])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let container = try Container.open(path)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16, alignment: 16)
+        defer { buffer.deallocate() }
+        for name in ["empty.txt", "empty.bin"] {
+            XCTAssertThrowsError(try container.read(name) { _ in }, name)
+            XCTAssertThrowsError(try container.content(of: name).read(into: buffer, at: 0), name) { error in
+                guard case ContainerError.dataMismatch? = error as? ContainerError else { return XCTFail("\(error)") }
+            }
+        }
+    }
+
     func testUndamagedEntriesReadInAnyOrderAreFine() throws {
         let data = textLikeBytes(count: 5 << 20)
         try TestSupport.write(data, to: folder + "/a.txt")
