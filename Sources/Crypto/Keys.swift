@@ -24,14 +24,17 @@ public final class PublicKey: @unchecked Sendable {
 
     /// Checks `signature` over an already computed `digest`. ECDSA signatures are the raw r||s
     /// that XML-DSig uses (DER is accepted too, as some producers write it).
+    /// The length of a raw r||s ECDSA signature with this key (nil for other keys).
+    public var ecdsaRawSignatureLength: Int? { isEC ? 2 * ((bits + 7) / 8) : nil }
+
     public func verify(signature: [UInt8], digest: [UInt8], algorithm: SignatureAlgorithm) -> Bool {
         var signature = signature
         if algorithm.scheme == .ecdsa {
-            guard isEC else { return false }
-            // Raw r||s is exactly twice the field size; anything else is tried as DER.
-            if signature.count == 2 * ((bits + 7) / 8), let der = ECDSASignature.der(fromRaw: signature) {
-                signature = der
-            }
+            // XML-DSig 1.1 prescribes raw r||s, exactly twice the field size; a DER SEQUENCE
+            // { r, s } is refused, as the reference (xmlsec) refuses it.
+            guard isEC, signature.count == ecdsaRawSignatureLength,
+                  let der = ECDSASignature.der(fromRaw: signature) else { return false }
+            signature = der
         } else if !isRSA {
             return false
         }

@@ -12,6 +12,10 @@ extension Validator {
             report.add(.invalid, "timestamp", "the signature must hold exactly one SignatureTimeStamp, not \(signature.signatureTimeStamps.count)")
             return nil
         }
+        guard stamp.tokenCount == 1 else {
+            report.add(.invalid, "timestamp", "the SignatureTimeStamp must hold exactly one time-stamp token, not \(stamp.tokenCount)")
+            return nil
+        }
         let token: TimeStampToken
         do { token = try TimeStampToken(der: stamp.token) } catch {
             report.add(.invalid, "timestamp", "the time-stamp cannot be read: \(error)")
@@ -95,7 +99,12 @@ extension Validator {
         var problems: [String] = []
         let issuers = (others + (trustedCertificates ?? [])).filter { certificate.isIssued(by: $0) }
         for der in signature.ocspValues {
-            guard let response = try? OCSPResponse(der: der) else { problems.append("an OCSP response cannot be read"); continue }
+            let response: OCSPResponse
+            do { response = try OCSPResponse(der: der) } catch {
+                // Broken bytes are broken data, whatever the other responses say (as the reference reads it).
+                report.add(.invalid, "ocsp", "an OCSP response of the signature is damaged: \(error)")
+                return nil
+            }
             guard let single = issuers.lazy.compactMap({ response.singleResponse(for: certificate, issuer: $0) }).first else {
                 problems.append(issuers.isEmpty ? "the issuer of the signer's certificate is unknown, so the OCSP response cannot be matched"
                                                 : "an OCSP response is not about the signer's certificate")

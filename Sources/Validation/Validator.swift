@@ -173,9 +173,9 @@ public final class Validator: @unchecked Sendable {
                 continue
             }
             if reference.id == nil { report.add(.invalid, "reference", "the reference to '\(reference.uri)' has no Id") }
-            // Percent-decoded first; raw and '+'-for-space spellings from older producers too.
-            let candidates = [reference.dataFileName, reference.uri, reference.dataFileName.replacingOccurrences(of: "+", with: " ")]
-            guard let file = candidates.lazy.compactMap({ container.dataFile(named: $0) }).first else {
+            // A reference is a URI: only %XX is decoded (RFC 3986), so '+' is a plus, not a
+            // space, as the reference implementation and digidoc4j read it.
+            guard let file = container.dataFile(named: reference.dataFileName) else {
                 report.add(.invalid, "reference-unknown",
                            "the signature references '\(reference.dataFileName)', which is not a data file of the container (Manifest references and signature references do not match)")
                 continue

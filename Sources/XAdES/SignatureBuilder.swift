@@ -38,6 +38,11 @@ public struct SignatureBuilder: Sendable {
     public let signingTime: Date
     public let details: SignerDetails
     public let canonicalization = CanonicalizationMethod.c14n11
+    /// For tests that need signatures shaped the way other producers write them (validly
+    /// signed all the same): changes to SignedInfo and SignedProperties made before anything is
+    /// digested or signed. asicfs itself never sets them.
+    var shapeSignedInfo: @Sendable (String) -> String = { $0 }
+    var shapeSignedProperties: @Sendable (String) -> String = { $0 }
 
     public init(id: String, certificate: Certificate, algorithm: SignatureAlgorithm, files: [SignedDataFile],
                 signingTime: Date = Date(), details: SignerDetails = SignerDetails()) {
@@ -51,7 +56,7 @@ public struct SignatureBuilder: Sendable {
 
     /// The SignedInfo digest the signer signs (with the signature algorithm's hash).
     public func prepare() throws -> PreparedSignature {
-        let signedProperties = signedPropertiesXML()
+        let signedProperties = shapeSignedProperties(signedPropertiesXML())
         let probe = try SafeXMLDocument.parse(Array(document(signedInfo: signedInfoXML(signedPropertiesDigest: []),
                                                              signatureValue: "", signedProperties: signedProperties,
                                                              unsigned: "").utf8), name: "new signature")
@@ -59,7 +64,7 @@ public struct SignatureBuilder: Sendable {
             throw XAdESError("internal error: SignedProperties not found in the new signature")
         }
         let propertiesDigest = Digest.hash(try target.canonicalized(canonicalization), .sha256)
-        let signedInfo = signedInfoXML(signedPropertiesDigest: propertiesDigest)
+        let signedInfo = shapeSignedInfo(signedInfoXML(signedPropertiesDigest: propertiesDigest))
         let parsed = try SafeXMLDocument.parse(Array(document(signedInfo: signedInfo, signatureValue: "",
                                                               signedProperties: signedProperties, unsigned: "").utf8),
                                                name: "new signature")

@@ -20,6 +20,10 @@ extension XAdESSignature {
         guard let algorithm = signatureAlgorithm else { return "unsupported signature method \(signatureMethodURI)" }
         guard let key = signingCertificate?.publicKey else { return "the signer certificate has no usable public key" }
         guard let canonical = try? canonicalSignedInfo() else { return "SignedInfo cannot be canonicalized" }
+        if algorithm.scheme == .ecdsa, let length = key.ecdsaRawSignatureLength, signatureValue.count != length {
+            return "the ECDSA signature value is \(signatureValue.count) bytes, not the \(length) of r||s that XML-DSig prescribes"
+                + (signatureValue.first == 0x30 ? " (it is DER-encoded)" : "")
+        }
         return key.verify(signature: signatureValue, data: canonical, algorithm: algorithm)
             ? nil : "the signature value does not verify with the signer's certificate (Failed to validate signature)"
     }

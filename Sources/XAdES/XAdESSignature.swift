@@ -67,8 +67,8 @@ public final class XAdESSignature: @unchecked Sendable {
     public let productionPlace: [String: String]
     public let claimedRoles: [String]
 
-    /// (C14N URI, token DER) of each SignatureTimeStamp.
-    public let signatureTimeStamps: [(canonicalizationURI: String, token: [UInt8])]
+    /// Each SignatureTimeStamp: its canonicalization, its (first) token and how many tokens it holds.
+    public let signatureTimeStamps: [(canonicalizationURI: String, token: [UInt8], tokenCount: Int)]
     public let certificateValues: [Certificate]
     public let ocspValues: [[UInt8]]
     public let hasRevocationValues: Bool
@@ -194,10 +194,13 @@ public final class XAdESSignature: @unchecked Sendable {
             problems.append("UnsignedDataObjectProperties is not supported")
         }
         let usp = unsigned?.child("UnsignedSignatureProperties", namespace: xades)
+        // Without a CanonicalizationMethod, EN 319 132-1 (5.5.1, GenericTimeStampType) takes
+        // Canonical XML 1.0 without comments, the XML-DSig default.
         signatureTimeStamps = (usp?.children("SignatureTimeStamp", namespace: xades) ?? []).map { stamp in
-            (stamp.child("CanonicalizationMethod", namespace: ds)?.attribute("Algorithm", namespace: nil)
-                ?? CanonicalizationMethod.c14n10.uri,
-             Self.base64(stamp.child("EncapsulatedTimeStamp", namespace: xades)))
+            let tokens = stamp.children("EncapsulatedTimeStamp", namespace: xades)
+            return (stamp.child("CanonicalizationMethod", namespace: ds)?.attribute("Algorithm", namespace: nil)
+                        ?? CanonicalizationMethod.c14n10.uri,
+                    Self.base64(tokens.first), tokens.count)
         }
         certificateValues = (usp?.children("CertificateValues", namespace: xades) ?? [])
             .flatMap { $0.children("EncapsulatedX509Certificate", namespace: xades) }

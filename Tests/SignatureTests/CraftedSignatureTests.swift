@@ -1,0 +1,123 @@
+import ASiC
+import Configuration
+import Crypto
+import Foundation
+import Signing
+import TestTools
+import Validation
+import XAdES
+import XCTest
+
+/// Verdicts on signatures shaped the way other producers write them, where asicfs once
+/// differed from the reference implementation (libdigidocpp) — some in the dangerous direction.
+/// Every signature here is validly signed, time-stamped and OCSP-checked by the test PKI and the
+/// loopback services (`SignatureForge`): only the shape under test is wrong.
+final class CraftedSignatureTests: XCTestCase {
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    static var services: TestServices? { shared.services }
+    static var folder: String { shared.folder }
+
+    override class func setUp() { shared = SharedTestServices(label: "crafted") }
+    override class func tearDown() { shared.stop() }
+
+    var services: TestServices {
+        get throws { try XCTUnwrap(Self.services, "the loopback TSA/OCSP services and the test PKI") }
+    }
+
+    func environment() throws -> SignatureEnvironment {
+        let services = try services
+        let configuration = try Configuration.load(explicitPath: "/dev/null", overrides: [
+            "tsa-url=\(services.tsaURL)", "tsl=none", "trust-anchors=\(services.pki.root)", "cache-dir=\(Self.folder)/cache",
+        ])
+        return try SignatureEnvironment(configuration: configuration)
+    }
+
+    func forge() throws -> SignatureForge {
+        let services = try services
+        return SignatureForge(environment: try environment(), tsaURL: services.tsaURL, p12: services.pki.signerP12)
+    }
+
+    func newContainer(_ files: [(String, String)] = [("contract.txt", "the contract\n")]) throws -> Container {
+        let path = Self.folder + "/c-\(UUID().uuidString.prefix(8)).asice"
+        return try Container.create(at: path, files: files.map { NewDataFile(bytes: Array($0.1.utf8), name: $0.0) })
+    }
+
+    func validate(_ container: Container) throws -> SignatureReport {
+        let report = try environment().validator().validate(try Container.open(container.path))
+        return try XCTUnwrap(report.signatures.first, report.text)
+    }
+
+    func assertFinding(_ report: SignatureReport, _ verdict: Verdict, _ words: [String],
+                       file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(report.verdict, verdict, report.text, file: file, line: line)
+        let messages = report.findings.map(\.message).joined(separator: " | ")
+        for word in words { XCTAssertTrue(messages.contains(word), "'\(word)' not in: \(messages)", file: file, line: line) }
+    }
+
+    /// The forge itself makes signatures asicfs calls VALID when nothing is shaped.
+    func testAnUnshapedForgedSignatureIsValid() throws {
+        let report = try validate(try forge().sign(try newContainer()))
+        XCTAssertEqual(report.verdict, .valid, report.text)
+    }
+
+    /// XML-DSig references are URIs: only %XX is decoded, so `Faili+nimi.txt` is not the data
+    /// file `Faili nimi.txt` (it matched, and the container came out VALID).
+    func testAPlusInAReferenceIsNotASpace() throws {
+        let container = try newContainer([("Faili nimi.txt", "the file\n")])
+        var shaping = SignatureForge.Shaping()
+        shaping.signedInfo = { $0.replacingOccurrences(of: "URI=\"Faili%20nimi.txt\"", with: "URI=\"Faili+nimi.txt\"") }
+        let report = try validate(try forge().sign(container, shaping))
+        assertFinding(report, .invalid, ["'Faili+nimi.txt'", "not a data file"])
+    }
+
+    /// Two tokens inside one SignatureTimeStamp: INVALID (the first was used, the rest ignored).
+    func testTwoTokensInOneSignatureTimeStampAreInvalid() throws {
+        var shaping = SignatureForge.Shaping()
+        shaping.unsigned = { parts in
+            let token = "<xades:EncapsulatedTimeStamp>\(Data(parts.timeStamp).base64EncodedString())</xades:EncapsulatedTimeStamp>"
+            return parts.xml(signatureTimeStamp: "<xades:SignatureTimeStamp Id=\"\(parts.id)-T0\"><ds:CanonicalizationMethod Algorithm=\"\(parts.canonicalizationURI)\"></ds:CanonicalizationMethod>"
+                + token + token + "</xades:SignatureTimeStamp>")
+        }
+        let report = try validate(try forge().sign(try newContainer(), shaping))
+        assertFinding(report, .invalid, ["exactly one time-stamp token, not 2"])
+    }
+
+    /// Damaged OCSP bytes are broken data: INVALID, not INDETERMINATE.
+    func testACorruptedOCSPResponseIsInvalid() throws {
+        var shaping = SignatureForge.Shaping()
+        shaping.unsigned = { parts in
+            var damaged = parts.ocsp
+            for index in 8..<min(40, damaged.count) { damaged[index] ^= 0xA5 }
+            return parts.xml(ocspValue: damaged)
+        }
+        let report = try validate(try forge().sign(try newContainer(), shaping))
+        assertFinding(report, .invalid, ["OCSP response", "damaged"])
+    }
+
+    /// XML-DSig 1.1 prescribes raw r||s for ECDSA; a DER SEQUENCE { r, s } is refused as the
+    /// reference refuses it (it was accepted).
+    func testADEREncodedECDSASignatureValueIsInvalid() throws {
+        var shaping = SignatureForge.Shaping()
+        shaping.signatureValue = { raw in ECDSASignature.der(fromRaw: raw) ?? raw }
+        let report = try validate(try forge().sign(try newContainer(), shaping))
+        assertFinding(report, .invalid, ["ECDSA signature value", "DER"])
+    }
+
+    /// Without a CanonicalizationMethod in SignatureTimeStamp, Canonical XML 1.0 is used
+    /// (EN 319 132-1's default); an imprint made with another method does not verify.
+    func testASignatureTimeStampWithoutCanonicalizationMethodUsesC14N10() throws {
+        func stampWithoutMethod(_ parts: SignatureForge.UnsignedParts) -> String {
+            parts.xml(signatureTimeStamp: "<xades:SignatureTimeStamp Id=\"\(parts.id)-T0\"><xades:EncapsulatedTimeStamp>"
+                + Data(parts.timeStamp).base64EncodedString() + "</xades:EncapsulatedTimeStamp></xades:SignatureTimeStamp>")
+        }
+        var inclusive = SignatureForge.Shaping()
+        inclusive.timeStampCanonicalization = .c14n10
+        inclusive.unsigned = stampWithoutMethod
+        XCTAssertEqual(try validate(try forge().sign(try newContainer(), inclusive)).verdict, .valid)
+
+        var exclusive = SignatureForge.Shaping()
+        exclusive.timeStampCanonicalization = .exclusive
+        exclusive.unsigned = stampWithoutMethod
+        assertFinding(try validate(try forge().sign(try newContainer(), exclusive)), .invalid, ["time-stamp does not verify"])
+    }
+}
