@@ -78,7 +78,8 @@ extension Validator {
         guard let outcome = bestOCSP(signature, certificate: certificate, others: others, &report),
               let producedAt = outcome.producedAt else { return nil }
         if let responder = outcome.responder, !responder.policies.contains(Self.timeMarkResponderPolicy) {
-            report.add(.warning, "time-mark", "the OCSP responder's certificate does not name the time-mark policy \(Self.timeMarkResponderPolicy)")
+            // As libdigidocpp by default: only a time-mark responder makes a time-mark.
+            report.add(.invalid, "time-mark", "the OCSP responder's certificate does not name the time-mark policy \(Self.timeMarkResponderPolicy), so its answer is no time-mark")
         }
         guard let nonce = outcome.response.nonce, Self.nonceCovers(nonce, signature.signatureValue) else {
             report.add(.invalid, "time-mark", "the OCSP nonce does not match the signature value (not a time-mark of this signature)")
@@ -143,20 +144,11 @@ extension Validator {
     /// Certificates the trust authority knows (to find the signer's issuer for OCSP matching).
     var trustedCertificates: [Certificate]? { (trust as? CertificateSource)?.knownCertificates }
 
-    /// BDOC 2.1 nonces are a DigestInfo of the SignatureValue's hash; BDOC 1.0 ones the bare hash.
+    /// BDOC 2.1 nonces are a DigestInfo of the SignatureValue's hash (parsed as ASN.1: the
+    /// algorithm's NULL parameter may be left out); BDOC 1.0 ones the bare hash.
     static func nonceCovers(_ nonce: [UInt8], _ signatureValue: [UInt8]) -> Bool {
-        if let (algorithm, digest) = digestInfo(nonce) { return Digest.hash(signatureValue, algorithm) == digest }
+        if let (algorithm, digest) = DigestInfo.parse(nonce) { return Digest.hash(signatureValue, algorithm) == digest }
         return DigestAlgorithm.allCases.contains { $0.length == nonce.count && Digest.hash(signatureValue, $0) == nonce }
-    }
-
-    /// DigestInfo ::= SEQUENCE { AlgorithmIdentifier, OCTET STRING }, as a time-mark nonce holds it.
-    static func digestInfo(_ bytes: [UInt8]) -> (DigestAlgorithm, [UInt8])? {
-        for algorithm in DigestAlgorithm.allCases {
-            guard let prefix = algorithm.digestInfoPrefix, bytes.count == prefix.count + algorithm.length,
-                  Array(bytes.prefix(prefix.count)) == prefix else { continue }
-            return (algorithm, Array(bytes.dropFirst(prefix.count)))
-        }
-        return nil
     }
 
     // MARK: - ASiC-S

@@ -153,8 +153,8 @@ public final class Validator: @unchecked Sendable {
             } else if signature.isTimeMark && signature.policyIdentifier == nil {
                 report.add(.invalid, "policy", "a time-mark signature needs the BDOC 2.1 signature policy")
             }
-            if signature.policyIdentifier != nil && signature.policySPURI == nil {
-                report.add(.invalid, "policy", "the signature policy has no SPURI")
+            if signature.policyIdentifier != nil && (signature.policySPURI ?? "").isEmpty {
+                report.add(.invalid, "policy", signature.policySPURI == nil ? "the signature policy has no SPURI" : "the signature policy's SPURI is empty")
             }
         }
     }

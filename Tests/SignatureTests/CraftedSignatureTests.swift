@@ -120,4 +120,51 @@ final class CraftedSignatureTests: XCTestCase {
         exclusive.unsigned = stampWithoutMethod
         assertFinding(try validate(try forge().sign(try newContainer(), exclusive)), .invalid, ["time-stamp does not verify"])
     }
+
+    // MARK: - BDOC time-marks and policies
+
+    func timeMark(_ nonce: SignatureForge.TimeMarkNonce = .withNullParameter, responder: String? = nil,
+                  policy: String? = SignatureForge.policy()) throws -> SignatureForge.Shaping {
+        var shaping = SignatureForge.Shaping()
+        shaping.timeMark = nonce
+        shaping.ocspURL = try responder ?? services.ocspTMURL
+        if let policy { shaping.signedProperties = SignatureForge.inserting(policy) }
+        return shaping
+    }
+
+    /// The nonce's DigestInfo may leave out the NULL parameter: parsed as ASN.1, both spellings
+    /// are VALID, as in the reference (a fixed-prefix comparison refused the second).
+    func testATimeMarkNonceWithOrWithoutTheNullParameterIsValid() throws {
+        for nonce in [SignatureForge.TimeMarkNonce.withNullParameter, .withoutParameter] {
+            let report = try validate(try forge().sign(try newContainer(), try timeMark(nonce)))
+            XCTAssertEqual(report.verdict, .valid, "\(nonce): \(report.text)")
+            XCTAssertEqual(report.profile, "EPES/time-mark", report.text)
+        }
+    }
+
+    /// Only a responder whose certificate names the time-mark policy makes a time-mark: INVALID,
+    /// as libdigidocpp's default says (it was a warning).
+    func testATimeMarkFromAResponderWithoutTheTimeMarkPolicyIsInvalid() throws {
+        let report = try validate(try forge().sign(try newContainer(), try timeMark(responder: try services.ocspURL)))
+        assertFinding(report, .invalid, ["time-mark policy"])
+    }
+
+    /// BDOC 2.1 policy checks as in the reference: an empty SPURI, an identifier that is not the
+    /// OID URN, an implied policy in a time-mark signature are INVALID (as a missing SPURI is).
+    func testBDOCPolicyShapesTheReferenceRefuses() throws {
+        let cases: [(String, String, [String])] = [
+            ("empty SPURI", SignatureForge.policy(spuri: ""), ["SPURI"]),
+            ("no SPURI", SignatureForge.policy(spuri: nil), ["SPURI"]),
+            ("bare OID", SignatureForge.policy(identifier: "1.3.6.1.4.1.10015.1000.3.2.1"), ["BDOC 2.1 policy"]),
+            ("URI form", SignatureForge.policy(identifier: "https://www.sk.ee/repository/bdoc-spec21.pdf"), ["BDOC 2.1 policy"]),
+            ("implied", "<xades:SignaturePolicyIdentifier><xades:SignaturePolicyImplied></xades:SignaturePolicyImplied></xades:SignaturePolicyIdentifier>",
+             ["policy"]),
+        ]
+        for (label, policy, words) in cases {
+            let report = try validate(try forge().sign(try newContainer(), try timeMark(policy: policy)))
+            XCTAssertEqual(report.verdict, .invalid, "\(label): \(report.text)")
+            let messages = report.findings.map(\.message).joined(separator: " | ")
+            for word in words { XCTAssertTrue(messages.contains(word), "\(label): '\(word)' not in: \(messages)") }
+        }
+    }
 }

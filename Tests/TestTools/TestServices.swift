@@ -17,6 +17,8 @@ public struct TestPKI: Sendable {
     /// The EC (P-256) OCSP responder; `ocspRSA` is the RSA one.
     public var ocsp: String { path("ocsp.pem") }
     public var ocspRSA: String { path("ocsp-rsa.pem") }
+    /// The time-mark responder: its certificate names the BDOC time-mark policy.
+    public var ocspTM: String { path("ocsp-tm.pem") }
     public var tsa: String { path("tsa.pem") }
     /// issuing.pem then root.pem.
     public var chain: String { path("chain.pem") }
@@ -41,6 +43,8 @@ public final class TestServices: Sendable {
     public var ocspURL: String { baseURL + "/ocsp" }
     /// Answers signed by the RSA responder (ocsp-rsa.pem).
     public var ocspRSAURL: String { baseURL + "/ocsp-rsa" }
+    /// Answers signed by the time-mark responder (`TestPKI.ocspTM`).
+    public var ocspTMURL: String { baseURL + "/ocsp-tm" }
     private let server: LoopbackProcess
 
     static let contrib: String = {

@@ -2,7 +2,8 @@
 # Makes a throwaway test PKI shaped like the Estonian one, for tests and the demo:
 #   root CA -> issuing CA "TEST of ESTEID-LIKE 2025" -> signer (nonRepudiation, qcStatements)
 #                                                  -> revoked signer
-#   root CA -> TSA (critical timeStamping EKU);  issuing CA -> OCSP responders (EC and RSA)
+#   root CA -> TSA (critical timeStamping EKU);  issuing CA -> OCSP responders (EC, RSA, and EC
+#   with the BDOC time-mark policy 1.3.6.1.4.1.10015.4.1.2)
 # plus an openssl-ca index.txt (one good, one revoked), PKCS#12 files for both signers and an
 # openssl config with the time-stamping section that tsa_ocsp_server.py uses.
 # Usage: mkpki.sh DIR [OCSP-URL]    (the URL goes into the signers' AIA)
@@ -66,6 +67,16 @@ extendedKeyUsage = critical, OCSPSigning
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
 
+# A BDOC time-mark responder names the time-mark policy, as SK's did.
+[ ocsp_tm_ext ]
+basicConstraints = critical, CA:false
+keyUsage = critical, digitalSignature
+extendedKeyUsage = critical, OCSPSigning
+1.3.6.1.5.5.7.48.1.5 = ASN1:NULL
+certificatePolicies = 1.3.6.1.4.1.10015.4.1.2
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+
 [ tsa_ext ]
 basicConstraints = critical, CA:false
 keyUsage = critical, digitalSignature, nonRepudiation
@@ -117,6 +128,8 @@ key P-256 ocsp.key
 cert ocsp ocsp.key "/C=EE/O=asicfs test/CN=TEST of asicfs OCSP RESPONDER 2025" issuing.pem issuing.key ocsp_ext 8192
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out ocsp-rsa.key 2>/dev/null
 cert ocsp-rsa ocsp-rsa.key "/C=EE/O=asicfs test/CN=TEST of asicfs OCSP RESPONDER RSA 2025" issuing.pem issuing.key ocsp_ext 8193
+key P-256 ocsp-tm.key
+cert ocsp-tm ocsp-tm.key "/C=EE/O=asicfs test/CN=TEST of asicfs OCSP TIME-MARK RESPONDER 2025" issuing.pem issuing.key ocsp_tm_ext 8194
 key P-256 tsa.key
 cert tsa tsa.key "/C=EE/O=asicfs test/CN=TEST of asicfs TSA 2025" root.pem root.key tsa_ext 12288
 echo 01 > tsaserial

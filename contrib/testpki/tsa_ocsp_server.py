@@ -5,6 +5,8 @@ Serves a PKI made by mkpki.sh (run from its folder or give --pki):
   POST /tsa       application/timestamp-query -> application/timestamp-reply (openssl ts -reply)
   POST /ocsp      application/ocsp-request    -> application/ocsp-response   (EC responder)
   POST /ocsp-rsa  the same, signed by the RSA responder (for peers that only verify RSA)
+  POST /ocsp-tm   the same, signed by the time-mark responder (its certificate names the BDOC
+                  time-mark policy); every responder echoes the request's nonce, as a TM one must
 Every OCSP answer is made fresh from index.txt (a revocation shows at once). Binds 127.0.0.1 only;
 prints "PORT n" once listening (--port 0 picks a free port). The PKI folder is read per request,
 so the server may start before mkpki.sh fills it (that is how a test learns the port to put in
@@ -50,8 +52,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                            "-queryfile", q, "-out", r]
                 content_type = "application/timestamp-reply"
                 lock = TSA_LOCK
-            elif self.path in ("/ocsp", "/ocsp-rsa"):
-                signer = "ocsp-rsa" if self.path == "/ocsp-rsa" else "ocsp"
+            elif self.path in ("/ocsp", "/ocsp-rsa", "/ocsp-tm"):
+                signer = self.path[1:]
                 command = ["openssl", "ocsp", "-index", "index.txt", "-CA", "issuing.pem",
                            "-rsigner", signer + ".pem", "-rkey", signer + ".key", "-ndays", "1",
                            "-reqin", q, "-respout", r]
