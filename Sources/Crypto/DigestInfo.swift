@@ -24,8 +24,7 @@ public enum DigestInfo {
             // Parameters, when present, must be NULL.
             guard parameterType == V_ASN1_UNDEF || parameterType == V_ASN1_NULL || parameterType == -1,
                   let object, let digest, let data = ASN1_STRING_get0_data(digest) else { return nil }
-            let nid = OBJ_obj2nid(object)
-            guard let match = DigestAlgorithm.allCases.first(where: { EVP_MD_get_type($0.md) == nid }) else { return nil }
+            guard let match = DigestAlgorithm(nid: OBJ_obj2nid(object)) else { return nil }
             let value = Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(digest))))
             guard value.count == match.length else { return nil }
             return (match, value)
