@@ -238,9 +238,11 @@ public final class Validator: @unchecked Sendable {
         guard let trust else { return }
         let qualification = trust.qualification(of: certificate, intermediates: others, at: time)
         report.qualification = qualification.label
+        // The reference passes these with a warning ("OK (NonQSCD)"): the signature is sound and
+        // its signer trusted, it is only not a qualified one.
         if !qualification.isQualified || !qualification.isOnQSCD {
-            report.add(.indeterminate, "not-qualified",
-                       "Signing certificate does not meet Qualification requirements: \(qualification.reason ?? qualification.label)")
+            report.add(.warning, "not-qualified",
+                       "NonQSCD: Signing certificate does not meet Qualification requirements: \(qualification.reason ?? qualification.label)")
         }
     }
 }
