@@ -87,6 +87,33 @@ final class SignVerifyTests: CLITestCase {
         XCTAssertEqual(signature["signed_files"] as? [String], names)
     }
 
+    /// A signature document re-encoded as UTF-16 is the same XML (canonicalization works on the
+    /// parsed document), so it validates as before, as libdigidocpp's Xerces reads it too.
+    func testAUTF16SignatureDocumentValidates() throws {
+        XCTAssertNotNil(Self.services, "the loopback services started")
+        let container = try unsignedContainer()
+        assertSuccess(try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                  "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings))
+        let recode = """
+        import sys, zipfile
+        source, target = sys.argv[1], sys.argv[2]
+        with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, 'w') as new:
+            for info in old.infolist():
+                data = old.read(info)
+                if info.filename == 'META-INF/signatures0.xml':
+                    text = data.decode('utf-8')
+                    assert text.startswith('<?xml') and 'encoding="UTF-8"' in text.split('?>', 1)[0]
+                    data = text.replace('encoding="UTF-8"', 'encoding="UTF-16"', 1).encode('utf-16')
+                new.writestr(info, data)
+        """
+        let recoded = path("utf16-signature.asice")
+        let result = try runTool("/usr/bin/env", ["python3", "-c", recode, container, recoded])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let text = try asicfs(["verify", recoded] + settings)
+        assertSuccess(text)
+        XCTAssertTrue(text.stdout.contains("Signature 0 (S0, META-INF/signatures0.xml): VALID"), text.stdout)
+    }
+
     func testFailuresAreOneLineAndLeaveTheContainerUnchanged() throws {
         let container = try unsignedContainer()
         let before = try read(container)
