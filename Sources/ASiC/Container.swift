@@ -161,10 +161,21 @@ public final class Container: @unchecked Sendable {
             for file in manifest?.files ?? [] { mediaTypes[file.fullPath] = file.mediaType }
         }
 
+        // A DOS time needs mktime (which checks the time zone file each call); the entries of
+        // a container mostly share a few times.
+        var localTimes: [UInt32: Date] = [:]
         let dataFiles = dataEntries.map { entry in
-            DataFile(name: entry.name, mediaType: mediaTypes[entry.name] ?? MediaType.guess(forName: entry.name),
-                     size: Int64(entry.uncompressedSize), compressedSize: Int64(entry.compressedSize),
-                     isCompressed: entry.isDeflated, modified: entry.modified, entry: entry)
+            let dos = entry.dosDateTime
+            let modified = entry.unixModified ?? {
+                let key = UInt32(dos.date) << 16 | UInt32(dos.time)
+                if let known = localTimes[key] { return known }
+                let date = dos.asDate
+                localTimes[key] = date
+                return date
+            }()
+            return DataFile(name: entry.name, mediaType: mediaTypes[entry.name] ?? MediaType.guess(forName: entry.name),
+                            size: Int64(entry.uncompressedSize), compressedSize: Int64(entry.compressedSize),
+                            isCompressed: entry.isDeflated, modified: modified, entry: entry)
         }
         let signatureFiles = signatureEntries.map {
             SignatureFile(name: $0.name, size: Int64($0.uncompressedSize), entry: $0)

@@ -84,6 +84,9 @@ public struct ContainerEdit {
 
     let base: Container?
     private(set) var items: [Item]
+    /// The names of `items`, made when first needed (`ensureIndex`); add, remove and rename keep
+    /// it in step, setLayout drops it.
+    private var index: NameIndex?
 
     /// zlib level for new data files; nil picks per file (see `automaticLevel`).
     public var compressionLevel: Int32? = nil
@@ -115,6 +118,12 @@ public struct ContainerEdit {
         }
     }
 
+    /// Makes the index of `items` if there is none. (Read it in place, `index!`: a copy kept
+    /// while it changes would copy every name.)
+    private mutating func ensureIndex() {
+        if index == nil { index = NameIndex(items.map(\.name)) }
+    }
+
     /// Adds a data file. With `replacing`, a data file of the same name is replaced.
     public mutating func add(_ file: NewDataFile, replacing: Bool = false) throws {
         try checkEditable()
@@ -132,49 +141,55 @@ public struct ContainerEdit {
                 throw ContainerError.io(path: file.sourcePath, operation: "cannot read", errno: errno)
             }
         }
-        if let index = items.firstIndex(where: { $0.name == file.name }) {
+        ensureIndex()
+        if index!.contains(file.name), let position = items.firstIndex(where: { $0.name == file.name }) {
             guard replacing else { throw ContainerError.refused("a data file named '\(file.name)' already exists") }
-            items.remove(at: index)
+            index?.remove(file.name)
+            items.remove(at: position)
         }
         try checkNoFolderClash(file.name)
         var file = file
         if file.modified == nil {
             file.modified = file.bytes == nil ? Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec)) : Date()
         }
+        index?.insert(file.name)
         items.append(.new(file))
     }
 
     public mutating func remove(_ name: String) throws {
         try checkEditable()
-        guard let index = items.firstIndex(where: { $0.name == name }) else { throw ContainerError.noSuchFile(name) }
-        items.remove(at: index)
+        guard let position = items.firstIndex(where: { $0.name == name }) else { throw ContainerError.noSuchFile(name) }
+        index?.remove(name)
+        items.remove(at: position)
     }
 
     public mutating func rename(_ name: String, to newName: String) throws {
         try checkEditable()
-        guard let index = items.firstIndex(where: { $0.name == name }) else { throw ContainerError.noSuchFile(name) }
+        guard let position = items.firstIndex(where: { $0.name == name }) else { throw ContainerError.noSuchFile(name) }
         if name == newName { return }
         try EntryName.validateDataFileName(newName)
-        if items.contains(where: { $0.name == newName }) {
+        ensureIndex()
+        if index!.contains(newName) {
             throw ContainerError.refused("a data file named '\(newName)' already exists")
         }
-        let item = items.remove(at: index)
+        index?.remove(name)
+        let item = items.remove(at: position)
         try checkNoFolderClash(newName)
+        index?.insert(newName)
         switch item {
-        case .existing(let file, _, let modified): items.insert(.existing(file, name: newName, modified: modified), at: index)
-        case .new(var file): file.name = newName; items.insert(.new(file), at: index)
+        case .existing(let file, _, let modified): items.insert(.existing(file, name: newName, modified: modified), at: position)
+        case .new(var file): file.name = newName; items.insert(.new(file), at: position)
         }
     }
 
     /// A name cannot be both a file and a folder (`a` and `a/b`): the mount could not show both.
-    private func checkNoFolderClash(_ name: String) throws {
-        for other in items.map(\.name) {
-            if other.hasPrefix(name + "/") {
-                throw ContainerError.refused("'\(name)' is already a folder in the container")
-            }
-            if name.hasPrefix(other + "/") {
-                throw ContainerError.refused("'\(other)' is a file, so '\(name)' cannot be inside it")
-            }
+    private mutating func checkNoFolderClash(_ name: String) throws {
+        ensureIndex()
+        if index!.isFolder(name) {
+            throw ContainerError.refused("'\(name)' is already a folder in the container")
+        }
+        if let file = index!.fileAbove(name) {
+            throw ContainerError.refused("'\(file)' is a file, so '\(name)' cannot be inside it")
         }
     }
 
@@ -218,6 +233,7 @@ public struct ContainerEdit {
             }
         }
         items = newItems
+        index = nil
     }
 
     /// False while the planned data files are exactly the container's own, unchanged.

@@ -24,7 +24,10 @@ public enum ContainerError: Error, Equatable, CustomStringConvertible, Sendable 
     /// An operating-system call failed.
     case io(path: String, operation: String, errno: Int32)
 
-    public var description: String {
+    /// One line: names and paths from a container or the user are shown escaped (`PrintableText`).
+    public var description: String { PrintableText.escaped(sentence) }
+
+    private var sentence: String {
         switch self {
         case .corruptZip(let why): return "not a valid ZIP file: \(why)"
         case .notASiC(let why): return "not a valid ASiC container: \(why)"

@@ -11,8 +11,9 @@ public enum EntryName {
         if path.isEmpty { throw ContainerError.invalidName(name, reason: "it is empty") }
         if path.hasPrefix("/") { throw ContainerError.invalidName(name, reason: "it is an absolute path") }
         if path.hasSuffix("/") { throw ContainerError.invalidName(name, reason: "it ends with '/'") }
-        if path.contains("\\") { throw ContainerError.invalidName(name, reason: "it contains '\\'") }
-        if path.unicodeScalars.contains(where: { $0.value == 0 }) {
+        // Byte searches: this runs for every entry of every container opened.
+        if path.utf8.contains(UInt8(ascii: "\\")) { throw ContainerError.invalidName(name, reason: "it contains '\\'") }
+        if path.utf8.contains(0) {
             throw ContainerError.invalidName(name, reason: "it contains a NUL character")
         }
         for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
@@ -33,5 +34,20 @@ public enum EntryName {
         if name.hasPrefix(metaInfPrefix) || name == "META-INF" {
             throw ContainerError.invalidName(name, reason: "META-INF is reserved for the container's own files")
         }
+        // Containers from elsewhere may hold such names (they open, and show escaped), but new
+        // ones may not: XML 1.0 cannot even write most C0 controls into the manifest, and the
+        // rest make a name print as something else (a fake line, terminal commands, reordered text).
+        if let scalar = name.unicodeScalars.first(where: isRefused) {
+            let code = PrintableText.codePoint(scalar)
+            throw ContainerError.invalidName(name, reason: PrintableText.isBidiOverride(scalar)
+                ? "it contains the bidirectional control \(code), which can make a name look like another"
+                : "it contains the control character \(code)")
+        }
+    }
+
+    /// Control characters (C0, DEL, C1), bidirectional embeddings, overrides and isolates, and the
+    /// line and paragraph separators.
+    static func isRefused(_ scalar: Unicode.Scalar) -> Bool {
+        PrintableText.needsEscape(scalar) && !["\u{200E}", "\u{200F}", "\u{061C}"].contains(scalar)
     }
 }

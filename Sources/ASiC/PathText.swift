@@ -17,6 +17,13 @@ public enum PathText {
         return parent.isEmpty ? "." : parent
     }
 
+    /// Adds every folder `name` is inside to `folders` ("a/b/c" adds "a/b" and "a"); stops at
+    /// the first one already there, whose own parents are then there too. Linear in the name.
+    public static func insertFolders(of name: String, into folders: inout Set<String>) {
+        var parent = parent(of: name)
+        while !parent.isEmpty, parent != "/", folders.insert(parent).inserted { parent = Self.parent(of: parent) }
+    }
+
     /// The part after the last '/' ("a/b.txt" -> "b.txt", "b" -> "b").
     public static func lastComponent(of path: String) -> String {
         var trimmed = Substring(path)

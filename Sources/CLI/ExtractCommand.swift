@@ -19,12 +19,16 @@ let extractCommand = Command(
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         let container = try Container.open(arguments.positionals[0])
+        // Sets, not searches through the list: a container may hold a million names.
         var names: [String] = []
-        for name in arguments.positionals.dropFirst() where !names.contains(name) { names.append(name) }
+        var seen = Set<String>()
+        for name in arguments.positionals.dropFirst() where seen.insert(name).inserted { names.append(name) }
         if names.isEmpty { names = container.dataFiles.map(\.name) }
         for name in names where container.dataFile(named: name) == nil { throw ContainerError.noSuchFile(name) }
         // A foreign container may hold both "a" and "a/b": no folder can show both.
-        for name in names where names.contains(where: { $0.hasPrefix(name + "/") }) {
+        var folders = Set<String>()
+        for name in names { PathText.insertFolders(of: name, into: &folders) }
+        for name in names where folders.contains(name) {
             throw ContainerError.refused("'\(name)' is both a file and a folder in the container; extract the two separately, into different folders")
         }
         let total = names.reduce(Int64(0)) { $0 + (container.dataFile(named: $1)?.size ?? 0) }
@@ -42,6 +46,7 @@ let extractCommand = Command(
             return 0
         }
         let extractor = Extractor(folder: arguments.value("--directory") ?? ".", overwrite: arguments.has("--force"))
+        try extractor.prepareFolder()
         let targets = try names.map { try extractor.target(for: $0) }
         for (name, target) in zip(names, targets) {
             try extractor.extract(name, from: container, to: target) { count in
@@ -67,17 +72,21 @@ func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, what: String) throw
 
 /// Places extracted files safely: inside the target folder only, never through a symbolic link,
 /// never over an existing file unless asked, and never half-written (temporary, then rename).
-struct Extractor {
+final class Extractor {
     let folder: String
     let overwrite: Bool
+    /// Subfolders made (or found) already: each is created once, not once per file in it.
+    private var madeFolders = Set<String>()
 
-    /// The path `name` will be written to; checks everything that can be checked before writing.
-    func target(for name: String) throws -> String {
-        let components = name.split(separator: "/").map(String.init)
-        var path = folder
+    init(folder: String, overwrite: Bool) {
+        self.folder = folder
+        self.overwrite = overwrite
+    }
+
+    /// Creates the target folder when it is missing (like unzip -d); fails unless it is a folder.
+    func prepareFolder() throws {
         var st = stat()
         if stat(folder, &st) != 0 {
-            // Like unzip -d: a missing target folder is created.
             do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
                 throw ContainerError.io(path: folder, operation: "cannot create", errno: errno == 0 ? EACCES : errno)
             }
@@ -85,6 +94,14 @@ struct Extractor {
         guard stat(folder, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
             throw ContainerError.io(path: folder, operation: "cannot extract into", errno: ENOTDIR)
         }
+    }
+
+    /// The path `name` will be written to; checks everything that can be checked before writing
+    /// (`prepareFolder` first).
+    func target(for name: String) throws -> String {
+        let components = name.split(separator: "/").map(String.init)
+        var path = folder
+        var st = stat()
         for (index, component) in components.enumerated() {
             path += "/" + component
             guard lstat(path, &st) == 0 else { continue }
@@ -106,7 +123,9 @@ struct Extractor {
 
     func extract(_ name: String, from container: Container, to target: String, progress: (Int) -> Void) throws {
         let parent = PathText.folder(of: target)
-        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        if madeFolders.insert(parent).inserted {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        }
         let temporaryPath = "\(parent)/.\(PathText.lastComponent(of: target)).asicfs-\(getpid()).part"
         unlink(temporaryPath)
         let output: PosixFile

@@ -57,24 +57,31 @@ enum ContainerListing {
             signatures: container.signatureFiles.map { JSONSignature(file: $0.name, size: $0.size) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try! encoder.encode(value), as: UTF8.self)
+        return PrintableText.jsonSafe(String(decoding: try! encoder.encode(value), as: UTF8.self))
     }
 
+    /// One line per data file and per signature file: every field from the container is escaped
+    /// (`PrintableText`) before it is laid out, so no name or media type can add a line.
     static func table(_ container: Container) -> String {
         let count = container.dataFiles.count
         let state = container.isSigned
             ? "signed (\(container.signatureFiles.count) signature file\(container.signatureFiles.count == 1 ? "" : "s"))"
             : "not signed"
-        var lines = ["\(container.path): \(container.kind.rawValue), \(count) data file\(count == 1 ? "" : "s"), \(state)"]
-        let sizeWidth = max(4, container.dataFiles.map { String($0.size).count }.max() ?? 0)
-        let typeWidth = max(10, container.dataFiles.map(\.mediaType.count).max() ?? 0)
-        for file in container.dataFiles {
-            let size = String(repeating: " ", count: sizeWidth - String(file.size).count) + String(file.size)
-            lines.append("  \(size)  \(Format.localDate(file.modified))  "
-                         + file.mediaType.padding(toLength: typeWidth, withPad: " ", startingAt: 0) + "  " + file.name)
+        let path = PrintableText.escaped(container.path)
+        var lines = ["\(path): \(container.kind.rawValue), \(count) data file\(count == 1 ? "" : "s"), \(state)"]
+        let sizes = container.dataFiles.map { String($0.size) }
+        let types = container.dataFiles.map { PrintableText.escaped($0.mediaType) }
+        let sizeWidth = max(4, sizes.map(\.count).max() ?? 0)
+        let typeWidth = max(10, types.map(\.count).max() ?? 0)
+        let dates = LocalDates()
+        lines.reserveCapacity(1 + count + container.signatureFiles.count)
+        for (index, file) in container.dataFiles.enumerated() {
+            let size = String(repeating: " ", count: sizeWidth - sizes[index].count) + sizes[index]
+            let type = types[index] + String(repeating: " ", count: typeWidth - types[index].count)
+            lines.append("  \(size)  \(dates.string(file.modified))  \(type)  \(PrintableText.escaped(file.name))")
         }
         for signature in container.signatureFiles {
-            lines.append("  signature: \(signature.name) (\(signature.size) bytes)")
+            lines.append("  signature: \(PrintableText.escaped(signature.name)) (\(signature.size) bytes)")
         }
         return lines.joined(separator: "\n")
     }

@@ -93,11 +93,9 @@ let verifyCommand = Command(
         let container = try Container.open(arguments.positionals[0])
         let environment = try SignatureEnvironment(configuration: context.configuration)
         let report = environment.validator().validate(container)
-        if arguments.has("--json") {
-            FileHandle.standardOutput.write(Data(report.json.utf8))
-        } else {
-            FileHandle.standardOutput.write(Data(report.text.utf8))
-        }
+        // report.text escapes its fields; this keeps any line from reaching the terminal raw.
+        let output = arguments.has("--json") ? PrintableText.jsonSafe(report.json) : PrintableText.escapedKeepingLines(report.text)
+        FileHandle.standardOutput.write(Data(output.utf8))
         return report.verdict.isAcceptable ? 0 : 1
     })
 

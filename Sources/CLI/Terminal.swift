@@ -1,14 +1,18 @@
+import ASiC
 import Crypto
 import Foundation
 
 /// Writing to the terminal: errors, plain output, and a progress line for long work.
+/// Nothing from a container reaches the terminal raw (see `PrintableText`): an error is escaped
+/// whole, so it is always one line; other output keeps its lines, and whoever lays it out
+/// (a listing, a report) escapes each field first so that a name cannot add a line.
 enum Terminal {
     static func out(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        FileHandle.standardOutput.write(Data((PrintableText.escapedKeepingLines(text) + "\n").utf8))
     }
 
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data(("asicfs: " + text + "\n").utf8))
+        FileHandle.standardError.write(Data(("asicfs: " + PrintableText.escaped(text) + "\n").utf8))
     }
 
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
@@ -18,7 +22,7 @@ enum Terminal {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { throw UsageError("no terminal to ask for the passphrase: give passphrase-file=PATH") }
         defer { close(fd) }
-        _ = prompt.withCString { write(fd, $0, strlen($0)) }
+        _ = PrintableText.escaped(prompt).withCString { write(fd, $0, strlen($0)) }
         var saved = termios()
         tcgetattr(fd, &saved)
         var quiet = saved
@@ -48,7 +52,7 @@ final class ProgressLine: @unchecked Sendable {
     private var drawn = false
 
     init(_ label: String, quiet: Bool) {
-        self.label = label
+        self.label = PrintableText.escaped(label)
         enabled = !quiet && Terminal.stderrIsTerminal
     }
 
@@ -69,7 +73,7 @@ final class ProgressLine: @unchecked Sendable {
     /// Shows what is happening now (a step of a signing), replacing the line.
     func message(_ text: String) {
         guard enabled else { return }
-        FileHandle.standardError.write(Data(("\r\(label): \(text)\u{1B}[K").utf8))
+        FileHandle.standardError.write(Data(("\r\(label): \(PrintableText.escaped(text))\u{1B}[K").utf8))
         drawn = true
     }
 
@@ -97,7 +101,20 @@ enum Format {
         var t = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         localtime_r(&t, &parts)
-        return String(format: "%04d-%02d-%02d %02d:%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min))
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min))"
+    }
+}
+
+/// `Format.localDate` for many files at once: the files of a container mostly share a few times.
+final class LocalDates {
+    private var cache: [Int64: String] = [:]
+
+    func string(_ date: Date) -> String {
+        let second = Int64(date.timeIntervalSince1970.rounded(.down))
+        if let known = cache[second] { return known }
+        let text = Format.localDate(date)
+        cache[second] = text
+        return text
     }
 }

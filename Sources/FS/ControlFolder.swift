@@ -73,9 +73,10 @@ final class ControlFolder: @unchecked Sendable {
         }
     }
 
-    /// "<n>-<SIGNER NAME>" with '/' (impossible in a file name) replaced.
+    /// "<n>-<SIGNER NAME>" with '/' (impossible in a file name) replaced, and control and
+    /// bidirectional characters escaped as everywhere else (`PrintableText`).
     private func folderName(_ index: Int, _ signature: SignatureSummary) -> String {
-        "\(index)-" + signature.signerName.replacingOccurrences(of: "/", with: "∕")
+        "\(index)-" + PrintableText.escaped(signature.signerName).replacingOccurrences(of: "/", with: "∕")
     }
 
     private func signatureIndex(_ folder: String, in list: [SignatureSummary]) -> Int? {
@@ -186,7 +187,8 @@ final class ControlFolder: @unchecked Sendable {
         case .container: return Array(containerSummary.utf8)
         case .current: return Array(fileSystem.signing.currentText.utf8)
         case .lastError:
-            let error = fileSystem.lastError
+            // One line whatever names the message quotes.
+            let error = PrintableText.escaped(fileSystem.lastError)
             return error.isEmpty ? [] : Array((error + "\n").utf8)
         case .wait: return []
         case .methodStatus(let method): return Array(fileSystem.signing.statusText(of: method).utf8)
@@ -214,7 +216,7 @@ final class ControlFolder: @unchecked Sendable {
         let summary = list[index]
         let position = list[..<index].filter { $0.file == summary.file }.count
         guard let signature = ValidationCache.signatureReport(for: summary, position: position, in: report) else {
-            return Array("INDETERMINATE\nindeterminate: this signature was not found in the validation of \(summary.file)\n".utf8)
+            return Array("INDETERMINATE\nindeterminate: this signature was not found in the validation of \(PrintableText.escaped(summary.file))\n".utf8)
         }
         return Array((part == .status ? signature.statusText : signature.text).utf8)
     }
@@ -230,7 +232,7 @@ final class ControlFolder: @unchecked Sendable {
         }
         else { state = "unsigned: data files can be added, changed, renamed and removed" }
         return """
-        path: \(snapshot.path)
+        path: \(PrintableText.escaped(snapshot.path))
         format: \(snapshot.kind.rawValue)
         data files: \(fileSystem.dataFileCount)
         signatures: \(signatures().list.count)
@@ -244,14 +246,18 @@ final class ControlFolder: @unchecked Sendable {
         let certificate = signature.certificate
         switch part {
         case .signer:
-            var lines = ["name: \(signature.signerName)"]
-            if let given = certificate?.givenName, let surname = certificate?.surname { lines.append("given name: \(given)\nsurname: \(surname)") }
-            if let code = certificate?.serialNumberAttribute { lines.append("personal code: \(code)") }
-            if let country = certificate?.country { lines.append("country: \(country)") }
-            if let issuer = certificate?.issuerCommonName { lines.append("certificate issuer: \(issuer)") }
+            // One line per field: the values come from the certificate.
+            let show = PrintableText.escaped
+            var lines = ["name: \(show(signature.signerName))"]
+            if let given = certificate?.givenName, let surname = certificate?.surname {
+                lines.append("given name: \(show(given))\nsurname: \(show(surname))")
+            }
+            if let code = certificate?.serialNumberAttribute { lines.append("personal code: \(show(code))") }
+            if let country = certificate?.country { lines.append("country: \(show(country))") }
+            if let issuer = certificate?.issuerCommonName { lines.append("certificate issuer: \(show(issuer))") }
             return Array((lines.joined(separator: "\n") + "\n").utf8)
         case .signingTime:
-            var text = "claimed: \(signature.claimedSigningTime ?? "none")\n"
+            var text = "claimed: \(PrintableText.escaped(signature.claimedSigningTime ?? "none"))\n"
             if let time = signature.timeStampTime {
                 let formatter = ISO8601DateFormatter()
                 formatter.timeZone = TimeZone(identifier: "UTC")

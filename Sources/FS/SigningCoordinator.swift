@@ -24,8 +24,8 @@ final class SigningCoordinator: @unchecked Sendable {
 
         var line: String {
             switch self {
-            case .done(let summary): "done: \(summary)"
-            case .failed(let reason): "failed: \(reason)"
+            case .done(let summary): "done: \(PrintableText.escaped(summary))"
+            case .failed(let reason): "failed: \(PrintableText.escaped(reason))"
             }
         }
     }

@@ -10,7 +10,9 @@ public struct XMLError: Error, CustomStringConvertible, Equatable {
 
 /// A parsed XML document, read with every network and entity feature of libxml2 turned off.
 /// ASiC documents never need a DTD, so any DOCTYPE is refused before parsing: that stops
-/// entity-expansion bombs and external-entity (XXE) probes outright.
+/// entity-expansion bombs and external-entity (XXE) probes outright. The document may be in any
+/// encoding its byte order mark or declaration names (as Xerces, which libdigidocpp uses, reads
+/// them); it is turned into UTF-8 first (`XMLEncoding`), and that text is what is checked and parsed.
 public final class SafeXMLDocument {
     public let document: xmlDocPtr
 
@@ -22,15 +24,18 @@ public final class SafeXMLDocument {
     /// Parses `bytes`; `name` is used in error messages.
     public static func parse(_ bytes: [UInt8], name: String) throws -> SafeXMLDocument {
         _ = parserReady
-        if containsDoctype(bytes) {
+        let text = try XMLEncoding.utf8(bytes)
+        if containsDoctype(text.bytes) {
             throw XMLError("it declares a DTD or entities, which are not allowed")
         }
         guard let context = xmlNewParserCtxt() else { throw XMLError("out of memory") }
         defer { xmlFreeParserCtxt(context) }
-        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
-        let doc = bytes.withUnsafeBufferPointer { buf in
-            buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buf.count) {
-                xmlCtxtReadMemory(context, $0, Int32(buf.count), name, nil, options)
+        var options = XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue
+        // Converted text is UTF-8 whatever its declaration says.
+        if text.converted { options |= XML_PARSE_IGNORE_ENC.rawValue }
+        let doc = text.bytes.withUnsafeBufferPointer { buf in
+            buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(buf.count, 1)) {
+                xmlCtxtReadMemory(context, $0, Int32(buf.count), name, text.converted ? "UTF-8" : nil, Int32(options))
             }
         }
         guard let doc else {
@@ -48,14 +53,11 @@ public final class SafeXMLDocument {
         return SafeXMLDocument(doc)
     }
 
-    /// True when the bytes contain `<!DOCTYPE` outside of nothing else: XML allows it only in the
-    /// prolog, and we refuse any appearance (including in UTF-16, which ASiC never uses).
+    /// True when the (UTF-8 or ASCII-based) bytes contain `<!DOCTYPE` or `<!ENTITY` anywhere: XML
+    /// allows them only in the prolog, and we refuse any appearance.
     private static func containsDoctype(_ bytes: [UInt8]) -> Bool {
         let needle = Array("<!DOCTYPE".utf8)
         let entity = Array("<!ENTITY".utf8)
-        if bytes.count >= 2, (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) {
-            return true // UTF-16: refuse, we cannot scan it cheaply and ASiC XML is UTF-8
-        }
         var i = 0
         while i + 8 <= bytes.count {
             if bytes[i] == 0x3C, bytes[i + 1] == 0x21 {

@@ -13,10 +13,12 @@ public struct SigningOutcome: Sendable {
     public let signatureId: String
     public let report: SignatureReport
 
-    /// One line for `status/wait` and the command line.
+    /// One line for `status/wait` and the command line (the signer's name comes from a
+    /// certificate: escaped like every name, `PrintableText`).
     public var summary: String {
-        "signed: \(report.signerName ?? "signature") \(signatureId) in \(signatureFile), \(report.verdict.rawValue)"
-            + (report.findings.isEmpty ? "" : " (" + report.findings.map(\.message).joined(separator: "; ") + ")")
+        PrintableText.escaped(
+            "signed: \(report.signerName ?? "signature") \(signatureId) in \(signatureFile), \(report.verdict.rawValue)"
+                + (report.findings.isEmpty ? "" : " (" + report.findings.map(\.message).joined(separator: "; ") + ")"))
     }
 }
 

@@ -1,3 +1,4 @@
+import ASiC
 import Crypto
 import Foundation
 
@@ -91,14 +92,18 @@ public struct SignatureReport: Sendable, Codable {
 
     /// `status` file: the verdict, then one reason a line.
     public var statusText: String {
-        ([verdict.rawValue] + findings.map { "\($0.severity.rawValue): \($0.message)" }).joined(separator: "\n") + "\n"
+        ([verdict.rawValue] + findings.map { "\($0.severity.rawValue): \(PrintableText.escaped($0.message))" })
+            .joined(separator: "\n") + "\n"
     }
 
-    /// `report` file and `asicfs verify`: a readable summary of everything checked.
+    /// `report` file and `asicfs verify`: a readable summary of everything checked, one line
+    /// per field (the values come from the container, so each is escaped: `PrintableText`).
     public var text: String {
-        var lines = ["Signature \(index) (\(id ?? "no Id"), \(file)): \(verdict.rawValue)"]
+        var lines = ["Signature \(index) (\(PrintableText.escaped(id ?? "no Id")), \(PrintableText.escaped(file))): \(verdict.rawValue)"]
         func field(_ name: String, _ value: String?) {
-            if let value, !value.isEmpty { lines.append("  \(name.padding(toLength: 17, withPad: " ", startingAt: 0))\(value)") }
+            if let value, !value.isEmpty {
+                lines.append("  \(name.padding(toLength: 17, withPad: " ", startingAt: 0))\(PrintableText.escaped(value))")
+            }
         }
         field("signer", signerName)
         field("personal code", personalCode)
@@ -117,8 +122,8 @@ public struct SignatureReport: Sendable, Codable {
         field("place", productionPlace.isEmpty ? nil
             : productionPlace.sorted { (placeOrder.firstIndex(of: $0.key) ?? 9) < (placeOrder.firstIndex(of: $1.key) ?? 9) }
                 .map(\.value).joined(separator: ", "))
-        field("signed files", signedFiles.joined(separator: ", "))
-        for finding in findings { lines.append("  \(finding.severity.rawValue): \(finding.message)") }
+        field("signed files", signedFiles.map(PrintableText.escaped).joined(separator: ", "))
+        for finding in findings { lines.append("  \(finding.severity.rawValue): \(PrintableText.escaped(finding.message))") }
         return lines.joined(separator: "\n") + "\n"
     }
 }
@@ -146,9 +151,9 @@ public struct ContainerReport: Sendable, Codable {
     }
 
     public var text: String {
-        var out = "\(path): \(format), \(dataFiles.count) data file\(dataFiles.count == 1 ? "" : "s"), "
+        var out = "\(PrintableText.escaped(path)): \(format), \(dataFiles.count) data file\(dataFiles.count == 1 ? "" : "s"), "
             + "\(signatures.count) signature\(signatures.count == 1 ? "" : "s")\n"
-        for finding in findings { out += "  \(finding.severity.rawValue): \(finding.message)\n" }
+        for finding in findings { out += "  \(finding.severity.rawValue): \(PrintableText.escaped(finding.message))\n" }
         for signature in signatures { out += signature.text }
         if signatures.isEmpty { out += "no signatures\n" }
         out += "Result: \(verdict.rawValue)\n"

@@ -90,6 +90,36 @@ final class EditTests: XCTestCase {
         }
     }
 
+    /// The name checks (taken, a folder, inside a file) follow every earlier change of the same edit.
+    func testNameChecksFollowRemovesRenamesAndReplacements() throws {
+        let path = folder + "/doc.asice"
+        let src = try source("x.txt", "x")
+        try Container.create(at: path, files: [NewDataFile(sourcePath: src, name: "dir/sub/a.txt"),
+                                               NewDataFile(sourcePath: src, name: "dir/b.txt")])
+        var edit = try Container.open(path).edit()
+        XCTAssertThrowsError(try edit.add(NewDataFile(sourcePath: src, name: "dir/sub"))) {
+            XCTAssertTrue("\($0)".contains("already a folder"), "\($0)")
+        }
+        try edit.remove("dir/sub/a.txt")
+        try edit.add(NewDataFile(sourcePath: src, name: "dir/sub"))    // no longer a folder
+        XCTAssertThrowsError(try edit.add(NewDataFile(sourcePath: src, name: "dir/sub/c.txt"))) {
+            XCTAssertTrue("\($0)".contains("'dir/sub' is a file"), "\($0)")
+        }
+        try edit.rename("dir/sub", to: "top.txt")
+        try edit.add(NewDataFile(sourcePath: src, name: "dir/sub/c.txt"))
+        XCTAssertThrowsError(try edit.add(NewDataFile(sourcePath: src, name: "top.txt"))) {
+            XCTAssertTrue("\($0)".contains("already exists"), "\($0)")
+        }
+        try edit.add(NewDataFile(sourcePath: src, name: "top.txt"), replacing: true)
+        XCTAssertThrowsError(try edit.rename("dir/b.txt", to: "dir/sub/c.txt")) {
+            XCTAssertTrue("\($0)".contains("already exists"), "\($0)")
+        }
+        try edit.rename("dir/b.txt", to: "dir/sub/b.txt")
+        XCTAssertEqual(edit.names, ["dir/sub/b.txt", "dir/sub/c.txt", "top.txt"])  // renames keep their place
+        let saved = try edit.save()
+        XCTAssertEqual(saved.dataFiles.map(\.name), ["dir/sub/b.txt", "dir/sub/c.txt", "top.txt"])
+    }
+
     /// Adding only appends: every byte before the old manifest stays where it was, and the old
     /// manifest does not pile up (the file grows by about the new entry, not by a manifest per add).
     func testAddingAppendsWithoutRewritingOrGrowingGarbage() throws {

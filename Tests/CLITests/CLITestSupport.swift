@@ -323,6 +323,22 @@ class CLITestCase: XCTestCase {
         }
     }
 
+    /// Fails unless `data` is free of C0 controls (line feeds only between lines when allowed,
+    /// else only the final one), DEL, C1 controls and bidirectional controls.
+    func assertPrintable(_ data: Data, allowingNewlines: Bool, file: StaticString = #filePath, line: UInt = #line) {
+        var text = String(decoding: data, as: UTF8.self)
+        if text.hasSuffix("\n") { text.removeLast() }
+        let bad = text.unicodeScalars.filter { scalar in
+            if scalar == "\n" { return !allowingNewlines }
+            switch scalar.value {
+            case 0..<0x20, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: return true
+            default: return false
+            }
+        }
+        XCTAssertTrue(bad.isEmpty, "raw control characters \(bad.map { String($0.value, radix: 16) }) in: \(text)",
+                      file: file, line: line)
+    }
+
     func assertSuccess(_ result: RunResult, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(result.status, 0, "stderr: \(result.stderr)", file: file, line: line)
         XCTAssertEqual(result.reason, .exit, file: file, line: line)

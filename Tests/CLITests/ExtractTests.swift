@@ -217,3 +217,50 @@ final class ExtractTests: CLITestCase {
         XCTAssertEqual(permissions, 0o666 & ~Int(mask))
     }
 }
+
+/// Extraction of containers with many entries: every file arrives, in its subfolder, with its bytes.
+final class ManyEntryExtractTests: CLITestCase {
+    func testSixteenThousandEntriesInNestedFoldersAllExtract() throws {
+        let container = path("many.asice")
+        // d00..d39/s0..s3/f00001.txt (100 files a subfolder), and every tenth file at the top.
+        let script = """
+        import sys, zipfile
+        from xml.sax.saxutils import quoteattr
+        names = [('f%05d.txt' % i) if i % 10 == 0 else 'd%02d/s%d/f%05d.txt' % (i // 400, i // 100 % 4, i) for i in range(16000)]
+        with zipfile.ZipFile(sys.argv[1], 'w') as z:
+            z.writestr(zipfile.ZipInfo('mimetype'), 'application/vnd.etsi.asic-e+zip')
+            for i, name in enumerate(names):
+                z.writestr(zipfile.ZipInfo(name), b'%d\\n' % i)
+            z.writestr('META-INF/manifest.xml', '<?xml version="1.0" encoding="UTF-8"?>'
+                '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+                '<manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.etsi.asic-e+zip"/>'
+                + ''.join('<manifest:file-entry manifest:full-path=%s manifest:media-type="text/plain"/>' % quoteattr(n)
+                          for n in names) + '</manifest:manifest>', compress_type=zipfile.ZIP_DEFLATED)
+        """
+        let made = try runTool("/usr/bin/env", ["python3", "-c", script, container])
+        guard made.status == 0 else { throw TestSetupError("python3 failed: \(made.stderr)") }
+
+        let out = work.appendingPathComponent("out").path
+        // Not a timing test: the generous limit only keeps a hang from stalling the suite.
+        let result = try asicfs(["extract", container, "-d", out], timeout: 600)
+        assertSuccess(result)
+        XCTAssertEqual(result.stderr, "")
+        let files = tree(out).filter { $0.hasSuffix(".txt") }
+        XCTAssertEqual(files.count, 16000)
+        XCTAssertEqual(folderContents(out).filter { $0.hasPrefix("d") }.count, 40)
+        XCTAssertEqual(folderContents(out + "/d07"), ["s0", "s1", "s2", "s3"])
+        for index in [0, 1, 7777, 15999] {
+            let name = index % 10 == 0 ? String(format: "f%05d.txt", index)
+                : String(format: "d%02d/s%d/f%05d.txt", index / 400, index / 100 % 4, index)
+            XCTAssertEqual(try read(out + "/" + name), Data("\(index)\n".utf8), name)
+        }
+    }
+
+    func testAFileThatIsAlsoAFolderDeepDownIsRefusedWhateverItsPlaceInTheList() throws {
+        let clash = path("clash.asice")
+        try makeContainerWithPython(clash, files: [("x/y/z/deep.txt", "deep\n"), ("top.txt", "top\n"), ("x/y", "file\n")])
+        let out = work.appendingPathComponent("out").path
+        assertFailure(try asicfs(["extract", clash, "-d", out]), mentions: ["'x/y' is both a file and a folder"])
+        XCTAssertEqual(tree(out), [])
+    }
+}

@@ -60,6 +60,60 @@ final class SignVerifyTests: CLITestCase {
         assertFailure(add, mentions: ["signed"])
     }
 
+    /// A container from elsewhere whose names hold a newline, a bidirectional override and a C1
+    /// control: the signing's line and the report show them escaped, one field a line.
+    func testHostileNamesAreEscapedInTheSigningLineAndTheReport() throws {
+        XCTAssertNotNil(Self.services, "the loopback services started")
+        let names = ["a\nResult: VALID", "invoice-\u{202E}fdp.exe", "csi-\u{9B}2J.txt"]
+        let container = path("hostile.asice")
+        try makeContainerWithPython(container, files: names.map { ($0, "data\n") })
+        let signed = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                 "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings)
+        assertSuccess(signed)
+        XCTAssertEqual(signed.stdout, "signed: JÕEORG,JAAK-KRISTJAN,38001085718 S0 in META-INF/signatures0.xml, VALID\n")
+
+        let text = try asicfs(["verify", container] + settings)
+        assertSuccess(text)
+        assertPrintable(text.stdoutData, allowingNewlines: true)
+        let signedFiles = text.stdout.split(separator: "\n").filter { $0.hasPrefix("  signed files") }
+        XCTAssertEqual(signedFiles, ["  signed files     a\\nResult: VALID, invoice-\\u{202E}fdp.exe, csi-\\u{009B}2J.txt"], text.stdout)
+        XCTAssertEqual(text.stdout.split(separator: "\n").filter { $0.hasPrefix("Result:") }, ["Result: VALID"], text.stdout)
+
+        let json = try asicfs(["verify", container, "--json"] + settings)
+        assertSuccess(json)
+        assertPrintable(json.stdoutData, allowingNewlines: true)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: json.stdoutData) as? [String: Any])
+        let signature = try XCTUnwrap((object["signatures"] as? [[String: Any]])?.first)
+        XCTAssertEqual(signature["signed_files"] as? [String], names)
+    }
+
+    /// A signature document re-encoded as UTF-16 is the same XML (canonicalization works on the
+    /// parsed document), so it validates as before, as libdigidocpp's Xerces reads it too.
+    func testAUTF16SignatureDocumentValidates() throws {
+        XCTAssertNotNil(Self.services, "the loopback services started")
+        let container = try unsignedContainer()
+        assertSuccess(try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                  "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings))
+        let recode = """
+        import sys, zipfile
+        source, target = sys.argv[1], sys.argv[2]
+        with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, 'w') as new:
+            for info in old.infolist():
+                data = old.read(info)
+                if info.filename == 'META-INF/signatures0.xml':
+                    text = data.decode('utf-8')
+                    assert text.startswith('<?xml') and 'encoding="UTF-8"' in text.split('?>', 1)[0]
+                    data = text.replace('encoding="UTF-8"', 'encoding="UTF-16"', 1).encode('utf-16')
+                new.writestr(info, data)
+        """
+        let recoded = path("utf16-signature.asice")
+        let result = try runTool("/usr/bin/env", ["python3", "-c", recode, container, recoded])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let text = try asicfs(["verify", recoded] + settings)
+        assertSuccess(text)
+        XCTAssertTrue(text.stdout.contains("Signature 0 (S0, META-INF/signatures0.xml): VALID"), text.stdout)
+    }
+
     func testFailuresAreOneLineAndLeaveTheContainerUnchanged() throws {
         let container = try unsignedContainer()
         let before = try read(container)

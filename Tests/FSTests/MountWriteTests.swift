@@ -136,6 +136,26 @@ final class MountWriteTests: XCTestCase {
         try fixture.unmount()
     }
 
+    func testNamesWithControlOrBidirectionalCharactersAreRefusedAndLastErrorStaysOneLine() throws {
+        let fixture = try newMount()
+        let m = fixture.mountpoint
+        // Created (open O_CREAT) and renamed to: both EINVAL, and the container keeps its one file.
+        let fd = open(m + "/invoice-\u{202E}fdp.exe", O_WRONLY | O_CREAT, 0o644)
+        let openError = errno
+        if fd >= 0 { close(fd) }
+        XCTAssertEqual(fd, -1)
+        XCTAssertEqual(openError, EINVAL)
+        XCTAssertEqual(rename(m + "/a.txt", m + "/csi-\u{9B}31m\n.txt"), -1)
+        XCTAssertEqual(errno, EINVAL)
+        let error = try String(contentsOfFile: fixture.path(".asicfs/status/last-error"), encoding: .utf8)
+        XCTAssertTrue(error.contains("'csi-\\u{009B}31m\\n.txt' is not allowed: it contains the control character U+009B"), error)
+        XCTAssertEqual(error.filter { $0 == "\n" }.count, 1, "one line: \(error)")
+        XCTAssertFalse(error.unicodeScalars.contains { $0.value == 0x9B }, error)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m).sorted(), [".asicfs", "a.txt"])
+        try fixture.unmount()
+        XCTAssertEqual(Set(try containerContents(fixture.container).keys), ["a.txt"])
+    }
+
     func testASignedContainerRefusesEveryChangeWithEPERM() throws {
         let fixture = try MountFixture(self)
         try FileManager.default.copyItem(atPath: MountFixture.corpusFile("tsl.asice"), toPath: fixture.container)
