@@ -35,10 +35,12 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private var generation: UInt64 = 0
     /// What holds the mount now ("a pkcs12 signing is running"), if anything.
     private var activity: String?
-    private var view: [String: Entry] = [:]
-    private var order: [String] = []
+    private var view: [String: Entry] = [:] { didSet { treeIndex = nil } }
+    private var order: [String] = [] { didSet { treeIndex = nil } }
     /// Folders made with mkdir that hold no file yet (a container cannot store empty folders).
-    private var emptyFolders: Set<String> = []
+    private var emptyFolders: Set<String> = [] { didSet { treeIndex = nil } }
+    /// Listings and folder times; nil when anything in the view changed since it was made.
+    private var treeIndex: TreeIndex?
     /// Every folder implied by a data file name ("a/b/c" gives "a" and "a/b"); nil when stale.
     private var impliedFolders: Set<String>?
     /// Files removed while a program still has them open. libfuse keeps such a file under a
@@ -155,6 +157,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     /// Marks the view as changed since the last save (the caller holds `lock`).
     private func noteChange() {
+        treeIndex = nil  // sizes and times of spools change without the view changing
         pendingChanges = true
         changeCount &+= 1
     }
@@ -344,14 +347,20 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
-    /// A folder shows the newest time of the files in it.
+    /// A folder shows the newest time of the files in it (the caller holds `lock`).
     private func folderTime(_ name: String) -> Date {
-        let prefix = name.isEmpty ? "" : name + "/"
-        var newest = Date(timeIntervalSince1970: 0)
-        for file in order where file.hasPrefix(prefix) {
-            if let entry = view[file] { newest = max(newest, attributes(of: entry).modified) }
+        guard let newest = tree.newest[name], newest.timeIntervalSince1970 != 0 else { return mountedAt }
+        return newest
+    }
+
+    /// Folder listings and times, made again after any change (the caller holds `lock`).
+    private var tree: TreeIndex {
+        if let treeIndex { return treeIndex }
+        let made = TreeIndex(files: order, emptyFolders: emptyFolders.sorted()) { name in
+            view[name].map { attributes(of: $0).modified } ?? mountedAt
         }
-        return newest.timeIntervalSince1970 == 0 ? mountedAt : newest
+        treeIndex = made
+        return made
     }
 
     /// The names directly inside a folder.
@@ -362,16 +371,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
             guard view[name] == nil, isFolder(name) else {
                 throw FileSystemError(view[name] == nil ? ENOENT : ENOTDIR)
             }
-            let prefix = name.isEmpty ? "" : name + "/"
-            var children: [String] = []
-            var seen = Set<String>()
-            for file in order + emptyFolders.sorted() where file.hasPrefix(prefix) {
-                let rest = file.dropFirst(prefix.count)
-                guard let first = rest.split(separator: "/").first.map(String.init) else { continue }
-                if seen.insert(first).inserted { children.append(first) }
-            }
-            if name.isEmpty { children.insert(ControlFolder.name, at: 0) }
-            return children
+            let children = tree.children[name] ?? []
+            return name.isEmpty ? [ControlFolder.name] + children : children
         }
     }
 
@@ -898,7 +899,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
         do { try commit() } catch {
             let message = "\(error); \(rescueUnsavedFiles())"
-            FileHandle.standardError.write(Data("asicfs: \(message)\n".utf8))
+            FileHandle.standardError.write(Data("asicfs: \(PrintableText.escaped(message))\n".utf8))
             return message
         }
         // (A spool whose write failed is not rescued: its writer was told, and its bytes are partial.)
@@ -907,7 +908,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
         if stillOpen {
             let message = "the mount stopped while files were still open for writing; \(rescueUnsavedFiles())"
-            FileHandle.standardError.write(Data("asicfs: \(message)\n".utf8))
+            FileHandle.standardError.write(Data("asicfs: \(PrintableText.escaped(message))\n".utf8))
             return message
         }
         lock.withLock {
