@@ -89,29 +89,33 @@ public final class Container: @unchecked Sendable {
         // Reads of data files are mostly sequential: let the kernel read ahead further.
         _ = posix_fadvise(file.fd, 0, 0, POSIX_FADV_SEQUENTIAL)
         let status = try file.status()
+        try refuseDigiDocXML(file)
         let directory = try ZipDirectory.read(from: file)
         let entries = directory.entries
         if entries.isEmpty { throw ContainerError.notASiC("the ZIP has no entries") }
         try checkEntries(entries, dataLimit: directory.centralDirectoryOffset)
 
-        // The mimetype must be the first entry in the file (ETSI EN 319 162-1, A.1).
-        guard let mimetypeEntry = entries.first(where: { $0.localHeaderOffset == 0 }),
-              mimetypeEntry.name == EntryName.mimetype else {
-            throw ContainerError.notASiC("the first entry is not 'mimetype'")
+        guard let mimetypeEntry = entries.first(where: { $0.name == EntryName.mimetype }) else {
+            throw ContainerError.notASiC("it has no 'mimetype' entry")
         }
         let mimetype = try readMimetype(mimetypeEntry, file: file, limit: directory.centralDirectoryOffset)
         let kind: ContainerKind
         switch mimetype {
         case MediaType.asicE: kind = .asicE
         case MediaType.asicS: kind = .asicS
-        default: throw ContainerError.notASiC("its mimetype is '\(mimetype)', not an ASiC-E or ASiC-S type")
+        default: throw ContainerError.notASiC("its 'mimetype' entry has the wrong content: '\(mimetype)', not an ASiC-E or ASiC-S type")
+        }
+        // ASiC-E's mimetype must be the first entry in the file (ETSI EN 319 162-1, A.1); the
+        // reference accepts an ASiC-S whose mimetype comes later, and so does asicfs.
+        if kind == .asicE && mimetypeEntry.localHeaderOffset != 0 {
+            throw ContainerError.notASiC("its 'mimetype' entry is not the first entry")
         }
 
         var dataEntries: [ZipEntry] = []
         var signatureEntries: [ZipEntry] = []
         var otherEntries: [ZipEntry] = []
         var manifestEntry: ZipEntry? = nil
-        for entry in entries where entry.localHeaderOffset != 0 {
+        for entry in entries where entry.name != EntryName.mimetype {
             if entry.name == Manifest.path {
                 manifestEntry = entry
             } else if entry.name.hasPrefix(EntryName.metaInfPrefix) {
@@ -126,7 +130,8 @@ public final class Container: @unchecked Sendable {
         var manifest: Manifest? = nil
         if let manifestEntry {
             let location = try EntryLocation.resolve(manifestEntry, in: file, dataLimit: directory.centralDirectoryOffset)
-            manifest = try Manifest.parse(EntryStream.readAll(location, in: file, limit: Manifest.sizeLimit))
+            manifest = try Manifest.parse(EntryStream.readAll(location, in: file, limit: Manifest.sizeLimit),
+                                          demandingMediaTypes: kind == .asicE)
         }
 
         var mediaTypes: [String: String] = [:]
@@ -155,8 +160,15 @@ public final class Container: @unchecked Sendable {
             if dataEntries[0].name.contains("/") {
                 throw ContainerError.notASiC("the ASiC-S data file '\(dataEntries[0].name)' is inside a subfolder")
             }
-            if signatureEntries.isEmpty {
-                throw ContainerError.notASiC("the ASiC-S container has no time-stamp or signature")
+            // One signature or one time-stamp (with its archive time-stamps), as the reference
+            // takes it; none is an unsigned ASiC-S, which lists like an unsigned ASiC-E.
+            let signatures = signatureEntries.filter { !$0.name.hasSuffix(".tst") }
+            let timeStamps = signatureEntries.filter { $0.name.hasSuffix(".tst") }
+            if signatures.count > 1 {
+                throw ContainerError.notASiC("an ASiC-S container holds one signature, not \(signatures.count) (\(signatures.map(\.name).joined(separator: ", ")))")
+            }
+            if !signatures.isEmpty && !timeStamps.isEmpty {
+                throw ContainerError.notASiC("an ASiC-S container holds a signature or a time-stamp, not both (\(signatures[0].name) and \(timeStamps[0].name))")
             }
             for file in manifest?.files ?? [] { mediaTypes[file.fullPath] = file.mediaType }
         }
@@ -183,6 +195,16 @@ public final class Container: @unchecked Sendable {
         return Container(path: path, kind: kind, dataFiles: dataFiles, signatureFiles: signatureFiles, file: file,
                          directory: directory, mimetypeEntry: mimetypeEntry, manifestEntry: manifestEntry,
                          otherEntries: otherEntries, status: status)
+    }
+
+    /// A DigiDoc 1.x (DDOC) file is XML, not a ZIP: say what it is instead of "not a ZIP".
+    private static func refuseDigiDocXML(_ file: PosixFile) throws {
+        let head = try file.read(count: 1024, at: 0)
+        let text = String(decoding: head, as: UTF8.self)
+        let trimmed = text.drop { $0 == "\u{FEFF}" || $0.isWhitespace }
+        if trimmed.hasPrefix("<"), text.contains("SignedDoc") {
+            throw ContainerError.refused("this is a DDOC (DigiDoc 1.x XML file), not an ASiC container: DDOC is not supported; its content can be validated with SiVa")
+        }
     }
 
     /// Structural checks on every entry: safe names, no duplicates, supported methods, no overlap

@@ -23,7 +23,9 @@ public struct Manifest: Equatable, Sendable {
     }
 
     /// Parses and checks a manifest: one `/` entry, no duplicates, every entry with a path and type.
-    public static func parse(_ bytes: [UInt8]) throws -> Manifest {
+    /// `demandingMediaTypes: false` (ASiC-S, whose manifest is optional and informative) takes a
+    /// manifest without a `/` entry or without media types.
+    public static func parse(_ bytes: [UInt8], demandingMediaTypes: Bool = true) throws -> Manifest {
         let doc: SafeXMLDocument
         do {
             doc = try SafeXMLDocument.parse(bytes, name: path)
@@ -44,7 +46,9 @@ public struct Manifest: Equatable, Sendable {
             let mediaType = element.attribute("media-type", namespace: namespace)
             if fullPath == "/" {
                 if rootType != nil { throw ContainerError.notASiC("the manifest has more than one '/' entry") }
-                guard let mediaType else { throw ContainerError.notASiC("the manifest's '/' entry has no media-type") }
+                guard let mediaType = mediaType ?? (demandingMediaTypes ? nil : "") else {
+                    throw ContainerError.notASiC("the manifest's '/' entry has no media-type")
+                }
                 rootType = mediaType
                 continue
             }
@@ -52,10 +56,14 @@ public struct Manifest: Equatable, Sendable {
             guard seen.insert(fullPath).inserted else {
                 throw ContainerError.notASiC("the manifest lists '\(fullPath)' twice")
             }
-            guard let mediaType else { throw ContainerError.notASiC("the manifest entry '\(fullPath)' has no media-type") }
+            guard let mediaType = mediaType ?? (demandingMediaTypes ? nil : MediaType.guess(forName: fullPath)) else {
+                throw ContainerError.notASiC("the manifest entry '\(fullPath)' has no media-type")
+            }
             files.append(FileEntry(fullPath: fullPath, mediaType: mediaType))
         }
-        guard let rootType else { throw ContainerError.notASiC("the manifest has no '/' entry") }
+        guard let rootType = rootType ?? (demandingMediaTypes ? nil : "") else {
+            throw ContainerError.notASiC("the manifest has no '/' entry")
+        }
         return Manifest(containerMediaType: rootType, files: files)
     }
 

@@ -93,6 +93,14 @@ struct ZipDirectory {
         guard cdOffset <= UInt64(directoryEnd), cdSize <= UInt64(directoryEnd) - cdOffset else {
             throw ContainerError.corruptZip("the central directory lies outside the file")
         }
+        // Bytes put before the archive (a self-extractor stub, a header) move the whole ZIP: its
+        // directory then sits that far after where the end record says. Say so rather than fail
+        // later on a "damaged" directory; offsets inside a signed container are not rewritten.
+        let expectedStart = UInt64(directoryEnd) - cdSize
+        if cdOffset < expectedStart, cdSize >= 4,
+           try file.read(count: 4, at: Int64(expectedStart)) == [0x50, 0x4B, 0x01, 0x02] {
+            throw ContainerError.corruptZip("it has \(expectedStart - cdOffset) bytes before its ZIP data (a prefix, such as a self-extractor stub); asicfs opens only ZIP files that start at their first byte")
+        }
         // Every central record is at least 46 bytes: a count beyond that is a lie.
         guard entryCount <= cdSize / 46 else {
             throw ContainerError.corruptZip("the archive declares more entries than its directory can hold")

@@ -18,8 +18,9 @@ let listCommand = Command(
         return 0
     })
 
-/// How `ls` shows a container. The JSON keys are a stable interface: new keys may be added,
-/// existing ones never change meaning.
+/// How `ls` shows a container. The JSON keys are a stable interface (snake_case, as in every
+/// JSON asicfs prints, with `format_version`): new keys may be added, existing ones never
+/// change meaning without a new `format_version`.
 enum ContainerListing {
     struct JSONDataFile: Encodable {
         let name: String
@@ -36,6 +37,7 @@ enum ContainerListing {
     }
 
     struct JSONContainer: Encodable {
+        var formatVersion = JSONFormat.version
         let container: String
         let format: String
         let mimetype: String
@@ -57,6 +59,7 @@ enum ContainerListing {
             signatures: container.signatureFiles.map { JSONSignature(file: $0.name, size: $0.size) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         return PrintableText.jsonSafe(String(decoding: try! encoder.encode(value), as: UTF8.self))
     }
 

@@ -90,14 +90,37 @@ let verifyCommand = Command(
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         if arguments.positionals.count > 1 { throw UsageError("verify takes one CONTAINER") }
-        let container = try Container.open(arguments.positionals[0])
-        let environment = try SignatureEnvironment(configuration: context.configuration)
+        let container: Container
+        let environment: SignatureEnvironment
+        do {
+            container = try Container.open(arguments.positionals[0])
+            environment = try SignatureEnvironment(configuration: context.configuration)
+        } catch {
+            // A script that asked for JSON gets JSON on stdout, also when nothing could be checked
+            // (the one-line error still goes to stderr, and the exit status is 1).
+            if arguments.has("--json") { FileHandle.standardOutput.write(Data(verifyErrorJSON(arguments.positionals[0], error).utf8)) }
+            throw error
+        }
         let report = environment.validator().validate(container)
         // report.text escapes its fields; this keeps any line from reaching the terminal raw.
         let output = arguments.has("--json") ? PrintableText.jsonSafe(report.json) : PrintableText.escapedKeepingLines(report.text)
         FileHandle.standardOutput.write(Data(output.utf8))
         return report.verdict.isAcceptable ? 0 : 1
     })
+
+/// `verify --json` when the container cannot be opened (or the settings cannot be used).
+func verifyErrorJSON(_ path: String, _ error: Error) -> String {
+    struct Failure: Encodable {
+        let formatVersion = JSONFormat.version
+        let path: String
+        let error: String
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    let data = (try? encoder.encode(Failure(path: path, error: "\(error)"))) ?? Data("{}".utf8)
+    return PrintableText.jsonSafe(String(decoding: data, as: UTF8.self)) + "\n"
+}
 
 /// Turns SIGINT and SIGTERM into a cancellation while a signing runs.
 final class CancelOnSignals: @unchecked Sendable {

@@ -179,7 +179,7 @@ struct JSONReport: Encodable {
     let report: ContainerReport
     var verdict = ""
 
-    enum Keys: String, CodingKey { case path, format, dataFiles = "data_files", verdict, findings, signatures }
+    enum Keys: String, CodingKey { case formatVersion = "format_version", path, format, dataFiles = "data_files", verdict, findings, signatures }
     enum SignatureKeys: String, CodingKey {
         case index, file, id, kind, profile, verdict, signer, personalCode = "personal_code", country, issuer
         case serial, certificateNotAfter = "certificate_not_after", signatureMethod = "signature_method"
@@ -188,8 +188,22 @@ struct JSONReport: Encodable {
         case qualification, signedFiles = "signed_files", roles, productionPlace = "production_place", errors, warnings
     }
 
+    static func snakeCase(_ name: String) -> String {
+        var out = ""
+        for character in name {
+            if character.isUppercase {
+                if !out.isEmpty { out += "_" }
+                out += character.lowercased()
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
+
     func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(JSONFormat.version, forKey: .formatVersion)
         try container.encode(report.path, forKey: .path)
         try container.encode(report.format, forKey: .format)
         try container.encode(report.dataFiles, forKey: .dataFiles)
@@ -219,7 +233,9 @@ struct JSONReport: Encodable {
             try item.encodeIfPresent(signature.qualification, forKey: .qualification)
             try item.encode(signature.signedFiles, forKey: .signedFiles)
             try item.encode(signature.roles, forKey: .roles)
-            try item.encode(signature.productionPlace, forKey: .productionPlace)
+            // XAdES names (City, StateOrProvince, ...) in the one key style: city, state_or_province.
+            try item.encode(Dictionary(signature.productionPlace.map { (Self.snakeCase($0.key), $0.value) },
+                                       uniquingKeysWith: { first, _ in first }), forKey: .productionPlace)
             try item.encode(signature.errors, forKey: .errors)
             try item.encode(signature.warnings, forKey: .warnings)
         }

@@ -246,7 +246,7 @@ class CLITestCase: XCTestCase {
     }
 
     func dataFiles(of listing: [String: Any]) -> [[String: Any]] {
-        listing["dataFiles"] as? [[String: Any]] ?? []
+        listing["data_files"] as? [[String: Any]] ?? []
     }
 
     func dataFileNames(_ container: String, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {

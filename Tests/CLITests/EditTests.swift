@@ -195,7 +195,7 @@ final class EditTests: CLITestCase {
         assertSuccess(try asicfs(["create", outer, "signed.asice", "extra.txt"]))
         let files = dataFiles(of: try listing(outer))
         XCTAssertEqual(files.compactMap { $0["name"] as? String }, ["signed.asice", "extra.txt"])
-        XCTAssertEqual(files.first?["mediaType"] as? String, "application/vnd.etsi.asic-e+zip")
+        XCTAssertEqual(files.first?["media_type"] as? String, "application/vnd.etsi.asic-e+zip")
         XCTAssertEqual(files.first?["compression"] as? String, "stored", "an .asice is already compressed")
         let inner = try asicfs(["extract", outer, "signed.asice", "-p"])
         XCTAssertTrue(inner.stdoutData == (try read(signed)), "the signed container changed on the way")

@@ -13,7 +13,7 @@ final class ManifestEncodingTests: CLITestCase {
             let container = path("\(codec).asice")
             try makeContainer(container, manifestCodec: codec)
             XCTAssertEqual(try dataFileNames(container), Self.files.map(\.0), codec)
-            let types = dataFiles(of: try listing(container)).compactMap { $0["mediaType"] as? String }
+            let types = dataFiles(of: try listing(container)).compactMap { $0["media_type"] as? String }
             XCTAssertEqual(types, ["text/plain", "text/plain"], codec)
             let out = work.appendingPathComponent("out-\(codec)").path
             assertSuccess(try asicfs(["extract", container, "-d", out]))

@@ -70,10 +70,10 @@ final class RoundTripTests: CLITestCase {
         for (entry, expected) in zip(files, payload) {
             let name = expected.name
             XCTAssertEqual((entry["size"] as? NSNumber)?.intValue, expected.data.count, name)
-            XCTAssertEqual(entry["mediaType"] as? String, expected.mediaType, name)
+            XCTAssertEqual(entry["media_type"] as? String, expected.mediaType, name)
             XCTAssertEqual(entry["compression"] as? String, expected.compression, name)
             XCTAssertEqual(entry["modified"] as? String, Self.isoSecond(expected.modified), name)
-            let compressed = (entry["compressedSize"] as? NSNumber)?.intValue ?? -1
+            let compressed = (entry["compressed_size"] as? NSNumber)?.intValue ?? -1
             if expected.compression == "stored" {
                 XCTAssertEqual(compressed, expected.data.count, name)
             } else {
@@ -199,9 +199,9 @@ final class RoundTripTests: CLITestCase {
         // Random bytes do not shrink; a .jpg is never deflated again, even when it could shrink.
         for file in files {
             XCTAssertEqual(file["compression"] as? String, "stored", "\(file)")
-            XCTAssertEqual((file["compressedSize"] as? NSNumber)?.intValue, (file["size"] as? NSNumber)?.intValue)
+            XCTAssertEqual((file["compressed_size"] as? NSNumber)?.intValue, (file["size"] as? NSNumber)?.intValue)
         }
-        XCTAssertEqual(files.last?["mediaType"] as? String, "image/jpeg")
+        XCTAssertEqual(files.last?["media_type"] as? String, "image/jpeg")
         let out = try asicfs(["extract", container, "-p", "noise.bin"])
         XCTAssertEqual(out.stdoutData, try read(path("noise.bin")))
     }
