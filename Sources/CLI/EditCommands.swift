@@ -1,4 +1,5 @@
 import ASiC
+import XAdES
 import Foundation
 
 let createCommand = Command(
@@ -50,11 +51,23 @@ let addCommand = Command(
 
 let removeCommand = Command(
     name: "remove",
-    synopsis: "remove CONTAINER NAME...",
-    summary: "remove data files from an unsigned container",
-    details: "NAME is the data file's name in the container, as 'asicfs ls' shows it.",
-    options: [],
+    synopsis: "remove CONTAINER NAME... | remove CONTAINER --signature N",
+    summary: "remove data files from an unsigned container, or one signature",
+    details: """
+    NAME is the data file's name in the container, as 'asicfs ls' shows it. With --signature N,
+    signature N (counted from 0, as 'asicfs verify' numbers them) is removed instead, with its
+    signature file (as digidoc-tool remove --signature does); the data files stay. A signature
+    file that holds several signatures is removed only whole, so such a signature is refused.
+    """,
+    options: [OptionSpec(names: ["--signature"], takesValue: true, help: "remove signature N (from 0) instead of data files")],
     run: { arguments, context in
+        if let index = arguments.value("--signature") {
+            try requirePositionals(arguments, atLeast: 1, "CONTAINER")
+            if arguments.positionals.count > 1 { throw UsageError("remove --signature takes CONTAINER only, not data file names") }
+            guard let number = Int(index), number >= 0 else { throw UsageError("--signature takes a signature number (0, 1, ...), not '\(index)'") }
+            try SignatureRemoval.remove(number, from: arguments.positionals[0])
+            return 0
+        }
         try requirePositionals(arguments, atLeast: 2, "NAME to remove")
         let path = arguments.positionals[0]
         var edit = try Container.open(path).edit()
@@ -64,3 +77,26 @@ let removeCommand = Command(
         try edit.save(progress: progress.update)
         return 0
     })
+
+/// `asicfs remove C --signature N`: the signature file of signature N goes, atomically; the
+/// same rules as `rm -r .asicfs/signatures/N-…` in a mount.
+enum SignatureRemoval {
+    static func remove(_ index: Int, from path: String) throws {
+        let container = try Container.open(path)
+        guard container.kind == .asicE else {
+            throw ContainerError.refused("cannot remove a signature: this is an ASiC-S container, whose signature or time-stamp is part of its format")
+        }
+        let signatures = container.signatureFiles.flatMap { file in
+            SignatureSummary.read(file: file.name, bytes: (try? container.signatureBytes(file)) ?? [])
+        }
+        guard index < signatures.count else {
+            throw ContainerError.refused("there is no signature \(index): the container has \(signatures.count) (numbered from 0, as asicfs verify shows them)")
+        }
+        let file = signatures[index].file
+        let sharing = signatures.filter { $0.file == file }.count
+        if sharing > 1 {
+            throw ContainerError.refused("cannot remove signature \(index): \(file) holds \(sharing) signatures and asicfs removes whole signature files only (that would remove the other \(sharing - 1) too)")
+        }
+        _ = try container.savingSignatures(adding: [], removing: [file])
+    }
+}

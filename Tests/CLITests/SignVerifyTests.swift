@@ -172,6 +172,31 @@ final class SignVerifyTests: CLITestCase {
         XCTAssertEqual(object["verdict"] as? String, "INVALID")
     }
 
+    /// `asicfs remove C --signature N` (digidoc-tool remove parity): that signature's file goes,
+    /// atomically; the others and the data files stay; bad numbers and ASiC-S are refused.
+    func testRemovingOneSignatureFromTheCommandLine() throws {
+        let container = try unsignedContainer()
+        for _ in 0..<2 {
+            assertSuccess(try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                      "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings))
+        }
+        XCTAssertEqual(try dataFileNames(container).count, 3)
+        assertSuccess(try asicfs(["remove", container, "--signature", "0"]))
+        let listed = try listing(container)
+        XCTAssertEqual((listed["signatures"] as? [[String: Any]])?.compactMap { $0["file"] as? String }, ["META-INF/signatures1.xml"])
+        XCTAssertEqual(try dataFileNames(container).count, 3, "the data files stay")
+        let verify = try asicfs(["verify", container] + settings)
+        assertSuccess(verify)
+        XCTAssertTrue(verify.stdout.contains("1 signature\n"), verify.stdout)
+
+        let before = try read(container)
+        assertFailure(try asicfs(["remove", container, "--signature", "3"]), mentions: ["no signature 3", "has 1"])
+        assertFailure(try asicfs(["remove", container, "--signature", "x"]), status: 2, mentions: ["signature number"])
+        assertFailure(try asicfs(["remove", container, "contract.txt", "--signature", "0"]), status: 2, mentions: ["CONTAINER only"])
+        XCTAssertEqual(try read(container), before, "refusals change nothing")
+        assertFailure(try asicfs(["remove", corpus + "test.asics", "--signature", "0"]), mentions: ["ASiC-S"])
+    }
+
     func testCtrlCCancelsASigningAndKeepsTheContainer() throws {
         let silent = try LoopbackProcess.silentServer()
         defer { silent.stop() }
