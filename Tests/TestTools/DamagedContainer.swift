@@ -27,6 +27,30 @@ public enum DamagedContainer {
         return offset
     }
 
+    /// Overwrites 32 bytes in the middle of the deflated entry `name` of an existing container
+    /// (a signed one, say) where that makes inflating fail part-way.
+    public static func corruptStream(of name: String, in path: String) throws {
+        let result = try Shell.python("""
+            import sys, zipfile, zlib, struct
+            path, name = sys.argv[1], sys.argv[2]
+            info = zipfile.ZipFile(path).getinfo(name)
+            blob = bytearray(open(path, 'rb').read())
+            n, m = struct.unpack('<HH', blob[info.header_offset + 26:info.header_offset + 30])
+            start = info.header_offset + 30 + n + m
+            for at in range(start + info.compress_size // 2, start + info.compress_size - 64, 997):
+                changed = bytearray(blob)
+                changed[at:at + 32] = bytes([0xFF] * 32)
+                try:
+                    zlib.decompressobj(-15).decompress(bytes(changed[start:start + info.compress_size]))
+                except zlib.error:
+                    open(path, 'wb').write(changed)
+                    break
+            else:
+                sys.exit('no corrupting position')
+            """, [path, name])
+        guard result.status == 0 else { throw DamageError(description: "damaging \(name) failed: \(result.stderr)") }
+    }
+
     public struct DamageError: Error, CustomStringConvertible {
         public let description: String
     }
