@@ -162,8 +162,12 @@ public final class Container: @unchecked Sendable {
             }
             // One signature or one time-stamp (with its archive time-stamps), as the reference
             // takes it; none is an unsigned ASiC-S, which lists like an unsigned ASiC-E.
-            let signatures = signatureEntries.filter { !$0.name.hasSuffix(".tst") }
             let timeStamps = signatureEntries.filter { $0.name.hasSuffix(".tst") }
+            let archiveManifests = signatureEntries.filter { isArchiveManifest(String($0.name.dropFirst(EntryName.metaInfPrefix.count))) }
+            let signatures = signatureEntries.filter { !$0.name.hasSuffix(".tst") && !archiveManifests.map(\.name).contains($0.name) }
+            if !archiveManifests.isEmpty && timeStamps.isEmpty {
+                throw ContainerError.notASiC("the ASiC-S container has an archive manifest but no time-stamp")
+            }
             if signatures.count > 1 {
                 throw ContainerError.notASiC("an ASiC-S container holds one signature, not \(signatures.count) (\(signatures.map(\.name).joined(separator: ", ")))")
             }
@@ -247,6 +251,11 @@ public final class Container: @unchecked Sendable {
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// An ASiC-S archive manifest's base name (`ASiCArchiveManifest*.xml`).
+    static func isArchiveManifest(_ base: String) -> Bool {
+        base.hasPrefix("ASiCArchiveManifest") && base.hasSuffix(".xml")
+    }
+
     private static func isSignatureFile(_ name: String, kind: ContainerKind) -> Bool {
         let base = String(name.dropFirst(EntryName.metaInfPrefix.count))
         if base.contains("/") { return false }
@@ -256,7 +265,10 @@ public final class Container: @unchecked Sendable {
             return (base.contains("signatures") && base.hasSuffix(".xml")) || base.hasSuffix(".p7s")
                 || (base.contains("timestamp") && base.hasSuffix(".tst"))
         case .asicS:
-            return base == "timestamp.tst" || base.hasSuffix(".p7s") || (base.contains("signature") && base.hasSuffix(".xml"))
+            // timestamp.tst, and the later tokens and archive manifests of a long-term ASiC-S
+            // (timestamp002.tst, ASiCArchiveManifest.xml, ...: ETSI EN 319 162-1).
+            return (base.hasPrefix("timestamp") && base.hasSuffix(".tst")) || isArchiveManifest(base)
+                || base.hasSuffix(".p7s") || (base.contains("signature") && base.hasSuffix(".xml"))
         }
     }
 

@@ -151,35 +151,6 @@ extension Validator {
         return DigestAlgorithm.allCases.contains { $0.length == nonce.count && Digest.hash(signatureValue, $0) == nonce }
     }
 
-    // MARK: - ASiC-S
-
-    /// An ASiC-S `META-INF/timestamp.tst` over the single data file.
-    func validateTimeStampToken(_ bytes: [UInt8], file: String, index: Int, container: Container) -> SignatureReport {
-        var report = SignatureReport(index: index, file: file, id: nil)
-        report.kind = "TimeStampToken"
-        report.profile = "ASiC-S time-stamp"
-        report.signedFiles = container.dataFiles.map(\.name)
-        let token: TimeStampToken
-        do { token = try TimeStampToken(der: bytes) } catch {
-            report.add(.invalid, "timestamp", "the time-stamp token cannot be read: \(error)")
-            return report
-        }
-        report.timeStampTime = token.genTime
-        report.timeStampAuthority = token.signerCertificate.map { $0.commonName ?? $0.subjectLine }
-        report.signerName = report.timeStampAuthority
-        guard let file = container.dataFiles.first else {
-            report.add(.invalid, "timestamp", "there is no data file to time-stamp")
-            return report
-        }
-        do {
-            let digest = try DigestCache(container: container).digest(of: file.name, token.imprintAlgorithm)
-            let tsa = try token.verify(imprint: digest)
-            checkTimeStampAuthority(tsa, token: token, others: [], &report)
-        } catch {
-            report.add(.invalid, "timestamp", "Failed to verify TS response: \(error)")
-        }
-        return report
-    }
 }
 
 /// A trust authority that can also list the certificates it knows.

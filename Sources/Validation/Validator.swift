@@ -25,6 +25,10 @@ public final class Validator: @unchecked Sendable {
                                      dataFiles: container.dataFiles.map(\.name), signatures: [])
         let digests = DigestCache(container: container)
         var index = 0
+        // ASiC-S tokens and archive manifests are checked together (each token covers the data
+        // file or a manifest that lists the earlier ones).
+        var timeStamps: [TimeStampFile] = []
+        var archiveManifests: [TimeStampFile] = []
         for file in container.signatureFiles {
             let bytes: [UInt8]
             do { bytes = try container.signatureBytes(file) } catch {
@@ -35,8 +39,11 @@ public final class Validator: @unchecked Sendable {
                 continue
             }
             if container.kind == .asicS && file.name.hasSuffix(".tst") {
-                report.signatures.append(validateTimeStampToken(bytes, file: file.name, index: index, container: container))
-                index += 1
+                timeStamps.append(TimeStampFile(name: file.name, bytes: bytes))
+                continue
+            }
+            if container.kind == .asicS && ASiCArchiveManifest.isArchiveManifest(file.name) {
+                archiveManifests.append(TimeStampFile(name: file.name, bytes: bytes))
                 continue
             }
             if file.name.hasSuffix(".p7s") {
@@ -58,6 +65,10 @@ public final class Validator: @unchecked Sendable {
                 report.signatures.append(broken)
                 index += 1
             }
+        }
+        if !timeStamps.isEmpty || !archiveManifests.isEmpty {
+            report.signatures += validateASiCSTimeStamps(timeStamps, manifests: archiveManifests, firstIndex: index,
+                                                         container: container, digests: digests)
         }
         return report
     }
