@@ -96,7 +96,7 @@ public enum Main {
         Every command takes --config FILE, -o key=value, -q and --help; 'asicfs COMMAND --help' shows its options.
         Exit codes: 0 success, 1 the operation failed (the reason is on stderr), 2 usage error.
 
-        Settings (config file \(Configuration.defaultPath()), or -o key=value):
+        Settings (\(Configuration.systemPath()), then \(Configuration.defaultPath()), or -o key=value):
 
         """
         for (key, meaning) in Configuration.keys {

@@ -106,24 +106,25 @@ public struct Configuration: Sendable, Equatable {
         return "/"
     }
 
-    /// Loads the config: an explicit `--config` file must exist; the default one may be absent.
-    /// `overrides` are `key=value` strings from `-o`, applied last.
+    /// The system-wide config file, read before the user's: `/etc/asicfs/config`, or the file
+    /// `ASICFS_SYSTEM_CONFIG` names (as GIT_CONFIG_SYSTEM does for git).
+    public static func systemPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let path = environment["ASICFS_SYSTEM_CONFIG"], !path.isEmpty { return path }
+        return "/etc/asicfs/config"
+    }
+
+    /// Loads the config: the system-wide file, then the user's (both may be absent), then
+    /// `overrides` (`key=value` strings from `-o`), each winning over the one before. An explicit
+    /// `--config` file is read instead of both files and must exist.
     public static func load(explicitPath: String?, overrides: [String],
                             environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Configuration {
         var configuration = Configuration()
-        let path = explicitPath ?? defaultPath(environment: environment)
         let home = homeFolder(environment: environment)
-        if let data = FileManager.default.contents(atPath: path) {
-            guard let text = String(data: data, encoding: .utf8) else {
-                throw ConfigurationError("\(path): not UTF-8 text")
-            }
-            // Relative paths inside the file are relative to the file's folder.
-            let absolutePath = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-            try configuration.load(text: text, origin: path,
-                                   relativeTo: String(absolutePath[..<absolutePath.lastIndex(of: "/")!]), home: home)
-        } else if explicitPath != nil && access(path, R_OK) != 0 {
-            // (A readable file with no contents, such as --config /dev/null, is an empty config.)
-            throw ConfigurationError("cannot read config file \(path)")
+        if let explicitPath {
+            try configuration.loadFile(explicitPath, required: true, home: home)
+        } else {
+            try configuration.loadFile(systemPath(environment: environment), required: false, home: home)
+            try configuration.loadFile(defaultPath(environment: environment), required: false, home: home)
         }
         for override in overrides {
             guard let equals = override.firstIndex(of: "=") else {
@@ -133,6 +134,23 @@ public struct Configuration: Sendable, Equatable {
                                   origin: "-o", relativeTo: FileManager.default.currentDirectoryPath, home: home)
         }
         return configuration
+    }
+
+    /// Reads one config file over what is set; relative paths inside it are relative to its folder.
+    private mutating func loadFile(_ path: String, required: Bool, home: String) throws {
+        if let data = FileManager.default.contents(atPath: path) {
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw ConfigurationError("\(path): not UTF-8 text")
+            }
+            let absolutePath = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+            try load(text: text, origin: path, relativeTo: String(absolutePath[..<absolutePath.lastIndex(of: "/")!]), home: home)
+        } else if required && access(path, R_OK) != 0 {
+            // (A readable file with no contents, such as --config /dev/null, is an empty config.)
+            throw ConfigurationError("cannot read config file \(path)")
+        } else if !required && access(path, F_OK) == 0 && access(path, R_OK) != 0 {
+            // A file that is there but cannot be read is a mistake to point out, not to skip.
+            throw ConfigurationError("cannot read config file \(path)")
+        }
     }
 }
 

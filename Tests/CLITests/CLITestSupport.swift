@@ -120,6 +120,8 @@ class CLITestCase: XCTestCase {
         process.currentDirectoryURL = directory ?? work
         var env = ProcessInfo.processInfo.environment
         env["XDG_CONFIG_HOME"] = configHome.path
+        // Hermetic: no system-wide /etc/asicfs/config of the machine running the tests.
+        env["ASICFS_SYSTEM_CONFIG"] = configHome.appendingPathComponent("system-config").path
         env.removeValue(forKey: "ASICFS_BIN")
         for (key, value) in environment { env[key] = value }
         process.environment = env

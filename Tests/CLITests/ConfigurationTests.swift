@@ -193,7 +193,9 @@ final class ConfigurationLoadTests: XCTestCase {
     }
 
     /// An environment whose default config file does not exist.
-    private var emptyEnvironment: [String: String] { ["XDG_CONFIG_HOME": folder.appendingPathComponent("none").path] }
+    private var emptyEnvironment: [String: String] {
+        ["XDG_CONFIG_HOME": folder.appendingPathComponent("none").path, "ASICFS_SYSTEM_CONFIG": folder.appendingPathComponent("none-system").path]
+    }
 
     private func loadError(_ body: () throws -> Configuration) -> String? {
         do {
@@ -292,6 +294,32 @@ final class ConfigurationLoadTests: XCTestCase {
         let configuration = try Configuration.load(explicitPath: explicit, overrides: [], environment: environment)
         XCTAssertEqual(configuration["profile"], "LT")
         XCTAssertNotNil(loadError { try Configuration.load(explicitPath: nil, overrides: [], environment: environment) })
+    }
+
+    /// `/etc/asicfs/config` (or ASICFS_SYSTEM_CONFIG) first, then the user's file, then `-o`;
+    /// an explicit --config file is read instead of both.
+    func testTheSystemWideFileComesBeforeTheUsersAndOptions() throws {
+        let system = try file("etc/asicfs/config", "tsa-url = http://system/\nprofile = B\nocsp-url = http://system-ocsp/\n")
+        try file("xdg/asicfs/config", "tsa-url = http://user/\n")
+        let environment = ["ASICFS_SYSTEM_CONFIG": system, "XDG_CONFIG_HOME": folder.appendingPathComponent("xdg").path]
+        XCTAssertEqual(Configuration.systemPath(environment: environment), system)
+        XCTAssertEqual(Configuration.systemPath(environment: [:]), "/etc/asicfs/config")
+        let configuration = try Configuration.load(explicitPath: nil, overrides: ["ocsp-url=http://option/"], environment: environment)
+        XCTAssertEqual(configuration["profile"], "B", "from the system file")
+        XCTAssertEqual(configuration["tsa-url"], "http://user/", "the user's file wins over the system's")
+        XCTAssertEqual(configuration["ocsp-url"], "http://option/", "-o wins over both")
+
+        let explicit = try file("explicit.conf", "tsa-url = http://explicit/\n")
+        let replaced = try Configuration.load(explicitPath: explicit, overrides: [], environment: environment)
+        XCTAssertEqual(replaced["tsa-url"], "http://explicit/")
+        XCTAssertNil(replaced["profile"], "--config is read instead of the system file too")
+
+        try file("etc/asicfs/config", "no-such-key = 1\n")
+        XCTAssertEqual(loadError { try Configuration.load(explicitPath: nil, overrides: [], environment: environment) },
+                       "\(system):1: unknown configuration key 'no-such-key'")
+        XCTAssertNil(loadError { try Configuration.load(explicitPath: nil, overrides: [],
+                                                        environment: ["ASICFS_SYSTEM_CONFIG": folder.appendingPathComponent("none").path]) },
+                     "an absent system file is fine")
     }
 
     func testMissingExplicitFileIsAnError() {
