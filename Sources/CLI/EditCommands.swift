@@ -51,7 +51,7 @@ let addCommand = Command(
 
 let removeCommand = Command(
     name: "remove",
-    synopsis: "remove CONTAINER NAME... | remove CONTAINER --signature N",
+    synopsis: "remove CONTAINER (NAME... | --signature N)",
     summary: "remove data files from an unsigned container, or one signature",
     details: """
     NAME is the data file's name in the container, as 'asicfs ls' shows it. With --signature N,

@@ -10,7 +10,7 @@ final class CommandLineTests: CLITestCase {
         "ls": "ls CONTAINER [--json]",
         "extract": "extract CONTAINER [NAME...] [-d DIR]",
         "add": "add CONTAINER FILE...",
-        "remove": "remove CONTAINER NAME...",
+        "remove": "remove CONTAINER (NAME... | --signature N)",
         "sign": "sign CONTAINER --method METHOD [KEY=VALUE...]",
         "verify": "verify CONTAINER [--json]",
     ]
@@ -50,7 +50,7 @@ final class CommandLineTests: CLITestCase {
             "ls": ["--json"],
             "extract": ["-d, --directory VALUE", "-p, --stdout", "-f, --force"],
             "add": ["--replace"],
-            "remove": [],
+            "remove": ["--signature VALUE"],
         ]
         for name in Self.commandNames {
             let result = try asicfs([name, "--help"])
