@@ -8,7 +8,7 @@ public struct Configuration: Sendable, Equatable {
         ("tsa-url", "RFC 3161 time-stamp service used for LT signatures"),
         ("ocsp-url", "OCSP responder (default: the one in the signer certificate's AIA)"),
         ("profile", "signature profile: LT (default) or B"),
-        ("tsl", "trusted list to validate against (path or URL)"),
+        ("tsl", "trusted list to validate against: path or URL, test (the Estonian test list) or none; default the EU list"),
         ("tsl-cert", "PEM file: the certificate(s) allowed to sign the trusted list"),
         ("trust-anchors", "PEM file or folder of extra trusted CA, OCSP and TSA certificates"),
         ("cache-dir", "where downloaded trusted lists are kept"),
@@ -51,7 +51,7 @@ public struct Configuration: Sendable, Equatable {
 
     static func absolute(_ value: String, key: String, base: String?, home: String) -> String {
         guard pathKeys.contains(key), let base, !value.isEmpty, !value.hasPrefix("/"), !value.contains("://"),
-              !(key == "tsl" && value == "none") else { return value }
+              !(key == "tsl" && (value == "none" || value == "test")) else { return value }
         let expanded = value.hasPrefix("~/") ? (home + value.dropFirst(1)) : value
         if expanded.hasPrefix("/") { return expanded }
         return (base.hasSuffix("/") ? base : base + "/") + (expanded.hasPrefix("./") ? String(expanded.dropFirst(2)) : expanded)

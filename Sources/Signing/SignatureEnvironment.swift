@@ -33,15 +33,26 @@ public final class SignatureEnvironment: @unchecked Sendable {
     }
 
     /// `tsl`, `tsl-cert`, `trust-anchors` and `cache-dir`. Without `tsl` the EU list of trusted
-    /// lists is used; `tsl = none` turns trusted lists off (trust anchors only).
+    /// lists is used, `tsl = test` is the Estonian test LOTL, and `tsl = none` turns trusted
+    /// lists off (trust anchors only). The two named lists are checked against their built-in
+    /// signers (`BuiltInTrust`) unless `tsl-cert` says otherwise.
     static func trustSettings(_ configuration: Configuration, environment: [String: String]) throws -> TrustSettings {
         let cacheDir = configuration["cache-dir"]
             ?? ((environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.cache")) + "/asicfs")
         var tsl = configuration["tsl"] ?? euListOfTrustedLists
-        var tslCerts: [Certificate] = []
         if tsl == "none" { tsl = "" }
+        if tsl == "test" { tsl = testListOfTrustedLists }
+        var tslCerts: [Certificate] = []
         do {
-            if let file = configuration["tsl-cert"] { tslCerts = try TrustAnchorFiles.certificates(inFile: file) }
+            if let file = configuration["tsl-cert"] {
+                tslCerts = try TrustAnchorFiles.certificates(inFile: file)
+            } else {
+                let builtIn = tsl == euListOfTrustedLists ? BuiltInTrust.euListOfTrustedListsSigners
+                    : tsl == testListOfTrustedLists ? BuiltInTrust.testListOfTrustedListsSigners : []
+                tslCerts = try builtIn.map { pem in
+                    do { return try Certificate.parse(Array(pem.utf8)) } catch { throw TrustedListError("a built-in LOTL signer cannot be read: \(error)") }
+                }
+            }
             let anchors = try configuration["trust-anchors"].map { path throws(TrustedListError) in try TrustAnchorFiles.load(path) } ?? []
             return TrustSettings(tsl: tsl.isEmpty ? nil : tsl, tslCerts: tslCerts, trustAnchors: anchors, cacheDir: cacheDir)
         } catch {
@@ -50,6 +61,8 @@ public final class SignatureEnvironment: @unchecked Sendable {
     }
 
     public static let euListOfTrustedLists = "https://ec.europa.eu/tools/lotl/eu-lotl.xml"
+    /// `tsl = test`: the Estonian test LOTL, which points to EE_T.xml (SK's test and demo services).
+    public static let testListOfTrustedLists = "https://open-eid.github.io/test-TL/tl-mp-test-EE.xml"
 
     public func httpClient(cancellation: Cancellation? = nil) throws -> HTTPClient {
         do {

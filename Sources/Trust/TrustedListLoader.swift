@@ -77,7 +77,10 @@ struct TrustedListLoader {
             return list
         } catch {
             let reason = (error as? TrustedListError)?.description ?? "trusted list \(location) cannot be downloaded: \(error)"
-            guard let cachedList else { throw TrustedListError(reason) }
+            guard let cachedList else {
+                // No copy at all: most likely no network yet (the first run offline).
+                throw TrustedListError(error is TrustedListError ? reason : "trusted lists could not be loaded (offline?): \(reason)")
+            }
             warnings.append("\(reason); the cached copy \(cached) is used instead")
             return cachedList
         }
