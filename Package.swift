@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "ASiCTests", dependencies: ["ASiC", "TestTools"]),
         // Helpers shared by the test targets (running real programs).
         .target(name: "TestTools", path: "Tests/TestTools"),
-        .testTarget(name: "FSTests", dependencies: ["TestTools"]),
+        .testTarget(name: "FSTests", dependencies: ["FS", "TestTools"]),
         // The test PKI and its OCSP/TSA services (contrib/testpki), used by the signing tests.
         .testTarget(name: "ServicesTests", dependencies: ["TestTools"]),
         // OpenSSL wrappers, OCSP and time-stamp clients against the loopback services.

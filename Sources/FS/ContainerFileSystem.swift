@@ -36,13 +36,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// What holds the mount now ("a pkcs12 signing is running"), if anything.
     private var activity: String?
     private var view: [String: Entry] = [:] { didSet { treeIndex = nil } }
-    private var order: [String] = [] { didSet { treeIndex = nil } }
+    private var order = OrderedNames() { didSet { treeIndex = nil } }
     /// Folders made with mkdir that hold no file yet (a container cannot store empty folders).
     private var emptyFolders: Set<String> = [] { didSet { treeIndex = nil } }
     /// Listings and folder times; nil when anything in the view changed since it was made.
     private var treeIndex: TreeIndex?
-    /// Every folder implied by a data file name ("a/b/c" gives "a" and "a/b"); nil when stale.
-    private var impliedFolders: Set<String>?
     /// Files removed while a program still has them open. libfuse keeps such a file under a
     /// `.fuse_hidden…` name until its last close, and then removes that name: for us that
     /// rename is the removal, and the file lives on here, outside the view: never listed,
@@ -131,8 +129,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     private func resetView() {
         view = [:]
-        order = snapshot.dataFiles.map(\.name)
-        impliedFolders = nil
+        order = OrderedNames(snapshot.dataFiles.map(\.name))
         for file in snapshot.dataFiles { view[file.name] = .stored(file, modified: nil) }
     }
 
@@ -283,26 +280,13 @@ public final class ContainerFileSystem: @unchecked Sendable {
         String(path.drop(while: { $0 == "/" }))
     }
 
+    /// A folder: the root, one made with mkdir, or one that a data file's name implies.
     private func isFolder(_ name: String) -> Bool {
-        if name.isEmpty { return true }
-        if emptyFolders.contains(name) { return true }
-        if impliedFolders == nil {
-            var folders = Set<String>()
-            for file in order { Self.addParents(of: file, to: &folders) }
-            impliedFolders = folders
-        }
-        return impliedFolders!.contains(name)
+        name.isEmpty || emptyFolders.contains(name) || order.hasFiles(below: name)
     }
 
-    private static func addParents(of name: String, to folders: inout Set<String>) {
-        var parent = PathText.parent(of: name)
-        while !parent.isEmpty, folders.insert(parent).inserted { parent = PathText.parent(of: parent) }
-    }
-
-    /// The data-file list changed: appending keeps the folder cache, anything else drops it.
     private func appendToOrder(_ name: String) {
         order.append(name)
-        if impliedFolders != nil { Self.addParents(of: name, to: &impliedFolders!) }
     }
 
     private func attributes(of entry: Entry) -> NodeAttributes {
@@ -356,7 +340,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// Folder listings and times, made again after any change (the caller holds `lock`).
     private var tree: TreeIndex {
         if let treeIndex { return treeIndex }
-        let made = TreeIndex(files: order, emptyFolders: emptyFolders.sorted()) { name in
+        let made = TreeIndex(files: Array(order), emptyFolders: emptyFolders.sorted()) { name in
             view[name].map { attributes(of: $0).modified } ?? mountedAt
         }
         treeIndex = made
@@ -664,8 +648,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private func removeFromView(_ name: String) -> Entry? {
         guard let entry = view.removeValue(forKey: name) else { return nil }
         if case .spooled(let spool) = entry { spool.removed = true }
-        order.removeAll { $0 == name }
-        impliedFolders = nil
+        order.remove(name)
         keepParentFolder(of: name)
         noteChange()
         return entry
@@ -710,7 +693,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         try lock.withLock {
             if view[name] != nil { throw FileSystemError(ENOTDIR) }
             guard isFolder(name), !name.isEmpty else { throw FileSystemError(name.isEmpty ? EBUSY : ENOENT) }
-            if order.contains(where: { $0.hasPrefix(name + "/") }) || emptyFolders.contains(where: { $0.hasPrefix(name + "/") }) {
+            if order.hasFiles(below: name) || emptyFolders.contains(where: { $0.hasPrefix(name + "/") }) {
                 throw FileSystemError(ENOTEMPTY)
             }
             try checkWritable("remove the folder '\(name)'")
@@ -739,27 +722,29 @@ public final class ContainerFileSystem: @unchecked Sendable {
             if fromIsFile {
                 if targetIsFolder { throw FileSystemError(EISDIR) }
                 if !targetIsFile { try checkNewName(to) }
-                if targetIsFile { order.removeAll { $0 == to } }
+                if targetIsFile { order.remove(to) }
                 view[to] = view.removeValue(forKey: from)
-                order = order.map { $0 == from ? to : $0 }
+                order.rename(from, to: to)
             } else {
                 if targetIsFile { throw FileSystemError(ENOTDIR) }
                 if targetIsFolder {
-                    if order.contains(where: { $0.hasPrefix(to + "/") }) { throw FileSystemError(ENOTEMPTY) }
+                    if order.hasFiles(below: to) { throw FileSystemError(ENOTEMPTY) }
                     emptyFolders.remove(to)
                 } else {
                     try checkNewName(to)
                 }
                 let prefix = from + "/"
-                for old in order where old.hasPrefix(prefix) {
-                    let new = to + "/" + old.dropFirst(prefix.count)
+                // Every new name is checked before anything moves, so a refusal changes nothing.
+                let moves = order.filter { $0.hasPrefix(prefix) }.map { ($0, to + "/" + $0.dropFirst(prefix.count)) }
+                for (_, new) in moves {
                     do { try EntryName.validateDataFileName(new) } catch { throw fail(EINVAL, "\(error)") }
-                    view[new] = view.removeValue(forKey: old)
                 }
-                order = order.map { $0.hasPrefix(prefix) ? to + "/" + $0.dropFirst(prefix.count) : $0 }
+                for (old, new) in moves {
+                    view[new] = view.removeValue(forKey: old)
+                    order.rename(old, to: new)
+                }
                 emptyFolders = Set(emptyFolders.map { $0 == from ? to : $0.hasPrefix(prefix) ? to + "/" + $0.dropFirst(prefix.count) : $0 })
             }
-            impliedFolders = nil
             keepParentFolder(of: from)
             removeEmptyFolders(above: to)
             noteChange()

@@ -59,6 +59,33 @@ final class MountWriteTests: XCTestCase {
         XCTAssertTrue(listing.stdout.contains("3 data files"), listing.stdout)
     }
 
+    /// Removing and moving thousands of files in folders (rm -rf, mv of a folder): linear work,
+    /// and the container ends up with exactly the files left (rm -rf of 10,000 files took
+    /// minutes when every removal rescanned every name).
+    func testRemovingAndMovingThousandsOfFilesInFolders() throws {
+        let fixture = try MountFixture(self)
+        let made = try Shell.python("""
+            import sys, zipfile
+            names = ['d%02d/f%04d.txt' % (i // 100, i) for i in range(3000)]
+            with zipfile.ZipFile(sys.argv[1], 'w') as z:
+                z.writestr(zipfile.ZipInfo('mimetype'), 'application/vnd.etsi.asic-e+zip')
+                for n in names: z.writestr(n, n)
+                z.writestr('META-INF/manifest.xml', '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.etsi.asic-e+zip"/>' + ''.join('<manifest:file-entry manifest:full-path="%s" manifest:media-type="text/plain"/>' % n for n in names) + '</manifest:manifest>')
+            """, [fixture.container])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        try fixture.mount()
+        let m = fixture.mountpoint
+        let result = try Shell.sh("set -e; rm -rf '\(m)'/d0* '\(m)'/d1*; mv '\(m)/d25' '\(m)/moved'; rm '\(m)/d29/f2950.txt'; ls '\(m)' | wc -l")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "10", "d20..d29, d25 now named moved")
+        try fixture.unmount()
+        let names = Set(try containerContents(fixture.container).keys)
+        XCTAssertEqual(names.count, 999)
+        XCTAssertTrue(names.contains("moved/f2500.txt"))
+        XCTAssertFalse(names.contains { $0.hasPrefix("d25/") || $0.hasPrefix("d0") || $0.hasPrefix("d1") })
+        XCTAssertFalse(names.contains("d29/f2950.txt"))
+    }
+
     /// `cp big mnt/ && sync mnt/big` fsyncs through a read-only descriptor: that save must be
     /// the only one. (The spool once stayed "pending" while the reader held it, so the next
     /// commit — the scheduler, a signing, the unmount — deflated the whole file a second time.)
