@@ -34,7 +34,8 @@ extension Container {
         }
         for (name, _) in adding {
             try EntryName.validate(name, isDirectory: false)
-            guard name.hasPrefix(EntryName.metaInfPrefix), !signatureFiles.contains(where: { $0.name == name }) else {
+            // A file of the same name may be replaced (removed and added: an extended signature).
+            guard name.hasPrefix(EntryName.metaInfPrefix), removing.contains(name) || !signatureFiles.contains(where: { $0.name == name }) else {
                 throw ContainerError.refused("cannot add the signature file \(name)")
             }
         }

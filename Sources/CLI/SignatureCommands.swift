@@ -63,6 +63,40 @@ let signCommand = Command(
         return outcome.report.verdict == .invalid ? 1 : 0
     })
 
+let extendCommand = Command(
+    name: "extend",
+    synopsis: "extend CONTAINER [--signature N]",
+    summary: "add an archive time-stamp (LTA) to LT signatures",
+    details: """
+    Adds an XAdES archive time-stamp (EN 319 132-1, the profile libdigidocpp calls
+    time-stamp-archive) from tsa-url to every LT signature (time-stamp and OCSP), or to
+    signature N (numbered from 0, as verify shows them). It covers the data files, the signed
+    parts and everything unsigned before it, so the signature stays verifiable once the first
+    time-stamp's certificate has expired; extend again before the newest one expires. The
+    container is rewritten atomically, and only when every extended signature still validates.
+    """,
+    options: [OptionSpec(names: ["--signature"], takesValue: true, help: "extend signature N (from 0) only")],
+    run: { arguments, context in
+        try requirePositionals(arguments, atLeast: 1, "CONTAINER")
+        if arguments.positionals.count > 1 { throw UsageError("extend takes one CONTAINER") }
+        var index: Int?
+        if let value = arguments.value("--signature") {
+            guard let number = Int(value), number >= 0 else { throw UsageError("--signature takes a signature number (0, 1, ...), not '\(value)'") }
+            index = number
+        }
+        let container = try Container.open(arguments.positionals[0])
+        let environment = try SignatureEnvironment(configuration: context.configuration)
+        let cancellation = Cancellation()
+        let interruption = CancelOnSignals(cancellation)
+        defer { interruption.restore() }
+        let (_, extended) = try ArchiveExtension(container: container, environment: environment).run(index: index, cancellation: cancellation)
+        for item in extended {
+            Terminal.out("extended: \(item.report.signerName ?? "signature") \(item.id ?? "#\(item.index)") in \(item.file), "
+                + "\(item.report.verdict.rawValue) (\(item.report.profile))")
+        }
+        return 0
+    })
+
 /// The signer for a command-line request; a PKCS#12 passphrase may come from the terminal.
 private func makeSigner(_ method: SigningMethod, _ parameters: SigningParameters, _ context: SignerContext) throws -> Signer {
     if method == .pkcs12, parameters["passphrase-file"] == nil, let file = parameters["file"], isatty(STDIN_FILENO) == 1 {

@@ -141,9 +141,7 @@ public final class Validator: @unchecked Sendable {
             checkSignerTrust(certificate, others: others, at: trustedTime, when: "at the signing time", &report)
             checkQualification(certificate, others: others, at: trustedTime, &report)
         }
-        if signature.archiveTimeStampCount > 0 {
-            report.add(.warning, "archive-timestamp", "archive time-stamps (LTA) are present but not verified by this version")
-        }
+        checkArchiveTimeStamps(signature, container: container, others: others, &report)
         return report
     }
 

@@ -73,6 +73,19 @@ public final class XAdESSignature: @unchecked Sendable {
     public let ocspValues: [[UInt8]]
     public let hasRevocationValues: Bool
     public let archiveTimeStampCount: Int
+    /// Each xades141:ArchiveTimeStamp, in document order.
+    public let archiveTimeStamps: [ArchiveTimeStamp]
+    public let unsignedSignatureProperties: XMLElement?
+    public let keyInfo: XMLElement?
+
+    /// One archive time-stamp (LTA): where it stands among the UnsignedSignatureProperties'
+    /// children (everything before it is part of what it covers), its canonicalization, its token.
+    public struct ArchiveTimeStamp: Sendable {
+        public let position: Int
+        public let canonicalizationURI: String
+        public let token: [UInt8]
+        public let tokenCount: Int
+    }
     /// Problems found while reading that make the signature invalid (libdigidocpp refuses these on open).
     public let structuralProblems: [String]
 
@@ -209,7 +222,17 @@ public final class XAdESSignature: @unchecked Sendable {
         hasRevocationValues = !revocation.isEmpty
         ocspValues = revocation.flatMap { $0.children("OCSPValues", namespace: xades) }
             .flatMap { $0.children("EncapsulatedOCSPValue", namespace: xades) }.map { Self.base64($0) }
-        archiveTimeStampCount = usp?.children("ArchiveTimeStamp", namespace: Namespace.xades141).count ?? 0
+        unsignedSignatureProperties = usp
+        keyInfo = element.child("KeyInfo", namespace: ds)
+        archiveTimeStamps = (usp?.children ?? []).enumerated().compactMap { position, child in
+            guard child.localName == "ArchiveTimeStamp", child.namespaceURI == Namespace.xades141 else { return nil }
+            let tokens = child.children("EncapsulatedTimeStamp", namespace: xades)
+            return ArchiveTimeStamp(position: position,
+                                    canonicalizationURI: child.child("CanonicalizationMethod", namespace: ds)?.attribute("Algorithm", namespace: nil)
+                                        ?? CanonicalizationMethod.c14n10.uri,
+                                    token: Self.base64(tokens.first), tokenCount: tokens.count)
+        }
+        archiveTimeStampCount = archiveTimeStamps.count
         for unsupported in ["CounterSignature", "AttributeCertificateRefs", "AttributeRevocationRefs", "RefsOnlyTimeStamp",
                             "AttrAuthoritiesCertValues", "AttributeRevocationValues"]
         where usp?.child(unsupported, namespace: xades) != nil {

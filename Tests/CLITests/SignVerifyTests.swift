@@ -179,6 +179,24 @@ final class SignVerifyTests: CLITestCase {
         assertFailure(try asicfs(["remove", corpus + "test.asics", "--signature", "0"]), mentions: ["ASiC-S"])
     }
 
+    /// `asicfs extend`: an archive time-stamp for the LT signature, one line, VALID after.
+    func testExtendAddsAnArchiveTimeStamp() throws {
+        let container = try unsignedContainer()
+        assertFailure(try asicfs(["extend", container] + settings), mentions: ["no LT signature"])
+        assertSuccess(try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                  "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings))
+        let extended = try asicfs(["extend", container] + settings)
+        assertSuccess(extended)
+        XCTAssertEqual(extended.stdout, "extended: JÕEORG,JAAK-KRISTJAN,38001085718 S0 in META-INF/signatures0.xml, VALID (BES/time-stamp-archive)\n")
+        let verify = try asicfs(["verify", container] + settings)
+        assertSuccess(verify)
+        XCTAssertTrue(verify.stdout.contains("profile          BES/time-stamp-archive"), verify.stdout)
+        assertFailure(try asicfs(["extend", container, "--signature", "2"] + settings), mentions: ["no signature 2"])
+        assertFailure(try asicfs(["extend", container] + settings + ["-o", "tsa-url=http://127.0.0.1:1/tsa"]),
+                      mentions: ["time-stamp", "could not connect"])
+        assertSuccess(try asicfs(["verify", container] + settings))
+    }
+
     func testCtrlCCancelsASigningAndKeepsTheContainer() throws {
         let silent = try LoopbackProcess.silentServer()
         defer { silent.stop() }
