@@ -19,6 +19,12 @@ pem() { printf '        """\n'; sed 's/^/        /' "$1"; printf '        """'; 
   echo "    public static let testListOfTrustedListsSigners: [String] = ["
   pem contrib/trust/test-tl/trusted-test-tsl.pem; echo ","
   echo "    ]"
+  echo ""
+  echo "    /// The only TLS trust anchors for SK's Mobile-ID and Smart-ID hosts, production and demo"
+  echo "    /// (contrib/trust/sk-tls/: DigiCert's issuing CA of all their certificates, and its root)."
+  echo "    public static let skServiceTLSAnchors: [String] = ["
+  for f in contrib/trust/sk-tls/*.pem; do pem "$f"; echo ","; done
+  echo "    ]"
   echo "}"
 } > "$out"
 echo "wrote $out"

@@ -12,15 +12,16 @@ public struct Configuration: Sendable, Equatable {
         ("tsl-cert", "PEM file: the certificate(s) allowed to sign the trusted list"),
         ("trust-anchors", "PEM file or folder of extra trusted CA, OCSP and TSA certificates"),
         ("cache-dir", "where downloaded trusted lists are kept"),
-        ("mobile-id.url", "Mobile-ID service URL"),
+        ("demo", "yes: SK's demo Mobile-ID and Smart-ID services with their demo relying parties (also with tsl = test); default no"),
+        ("mobile-id.url", "Mobile-ID service URL (default SK's production service, or its demo one)"),
         ("mobile-id.relying-party-uuid", "Mobile-ID relying-party UUID"),
         ("mobile-id.relying-party-name", "Mobile-ID relying-party name"),
-        ("mobile-id.tls-cert", "PEM: pinned TLS certificate(s) of the Mobile-ID service"),
+        ("mobile-id.tls-cert", "PEM: pinned TLS certificate(s) of the Mobile-ID service (SK's hosts have built-in anchors)"),
         ("mobile-id.timeout", "seconds to wait for the Mobile-ID user to confirm (default 150)"),
-        ("smart-id.url", "Smart-ID service URL"),
+        ("smart-id.url", "Smart-ID service URL (default SK's production service, or its demo one)"),
         ("smart-id.relying-party-uuid", "Smart-ID relying-party UUID"),
         ("smart-id.relying-party-name", "Smart-ID relying-party name"),
-        ("smart-id.tls-cert", "PEM: pinned TLS certificate(s) of the Smart-ID service"),
+        ("smart-id.tls-cert", "PEM: pinned TLS certificate(s) of the Smart-ID service (SK's hosts have built-in anchors)"),
         ("smart-id.timeout", "seconds to wait for the Smart-ID user to confirm (default 180)"),
         ("remote.url", "remote signing service (CSC API) URL"),
         ("remote.tls-cert", "PEM: pinned TLS certificate(s) of the remote signing service"),
@@ -34,7 +35,7 @@ public struct Configuration: Sendable, Equatable {
     public static let knownKeys: Set<String> = Set(keys.map(\.key))
 
     /// Keys with a fixed set of values.
-    static let allowedValues: [String: Set<String>] = ["profile": ["LT", "B"], "notify": ["yes", "no"]]
+    static let allowedValues: [String: Set<String>] = ["profile": ["LT", "B"], "notify": ["yes", "no"], "demo": ["yes", "no"]]
 
     public private(set) var values: [String: String] = [:]
 

@@ -5,6 +5,8 @@ import Foundation
 /// before a byte of the request is sent.
 public enum PinnedCertificate: Sendable, Equatable {
     case pemFile(String)
+    /// PEM text (built-in anchors).
+    case pem(String)
     case der([UInt8])
 
     /// The certificates as one PEM bundle, the form libcurl's CAINFO_BLOB reads.
@@ -18,6 +20,11 @@ public enum PinnedCertificate: Sendable, Equatable {
                 }
                 guard text.contains("-----BEGIN CERTIFICATE-----") else {
                     throw .pinnedCertificateUnreadable("\(path) holds no PEM certificate")
+                }
+                bundle += text.hasSuffix("\n") ? text : text + "\n"
+            case .pem(let text):
+                guard text.contains("-----BEGIN CERTIFICATE-----") else {
+                    throw .pinnedCertificateUnreadable("the PEM text holds no certificate")
                 }
                 bundle += text.hasSuffix("\n") ? text : text + "\n"
             case .der(let der):

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import HTTP
+import Trust
 
 /// JSON over HTTPS to a remote signing service (Mobile-ID, Smart-ID): TLS pinned to the
 /// configured certificates (`<prefix>.tls-cert`), the user agent, proxy and cancellation of the
@@ -19,24 +20,46 @@ public struct JSONService: Sendable {
         public let body: [UInt8]
     }
 
-    /// `prefix` is the configuration prefix (`mobile-id`): `<prefix>.url` (else `defaultURL`) and
-    /// `<prefix>.tls-cert`, a PEM file of the certificates to pin. Without a pinned certificate
-    /// the service is refused: an unpinned connection would let a man in the middle ask the user
-    /// to sign a hash of its choosing.
-    public init(name: String, prefix: String, defaultURL: String, context: SignerContext) throws {
+    /// SK's own hosts for these services, whose TLS is anchored in the built-in DigiCert CA and
+    /// root (`BuiltInTrust.skServiceTLSAnchors`, with the host name checked) when no
+    /// `<prefix>.tls-cert` is set.
+    public static let skHosts: Set<String> = ["mid.sk.ee", "tsp.demo.sk.ee", "rp-api.smart-id.com", "sid.demo.sk.ee"]
+
+    /// Whether the demo services are meant: `demo = yes`, or the test trusted lists (`tsl = test`).
+    public static func usesDemo(_ configuration: Configuration) -> Bool {
+        configuration["demo"] == "yes" || configuration["tsl"] == "test"
+    }
+
+    /// `prefix` is the configuration prefix (`mobile-id`): `<prefix>.url` (else the production or,
+    /// with `usesDemo`, the demo URL) and `<prefix>.tls-cert`, a PEM file of the certificates to
+    /// pin. For SK's hosts the built-in anchors serve without it; any other service must be
+    /// pinned: an unpinned connection would let a man in the middle ask the user to sign a hash
+    /// of its choosing.
+    public init(name: String, prefix: String, productionURL: String, demoURL: String, context: SignerContext) throws {
         self.name = name
         let configuration = context.configuration
-        var url = configuration["\(prefix).url"] ?? defaultURL
+        var url = configuration["\(prefix).url"] ?? (Self.usesDemo(configuration) ? demoURL : productionURL)
         while url.hasSuffix("/") { url.removeLast() }
         baseURL = url
-        guard let pins = configuration["\(prefix).tls-cert"], !pins.isEmpty else {
-            throw SigningError("\(name): no TLS certificate to pin is configured: set \(prefix).tls-cert to a PEM file with "
-                + "the service's certificate (SK ID Solutions publishes them); asicfs does not talk to a signing service unpinned")
+        let pins: [PinnedCertificate]
+        if let file = configuration["\(prefix).tls-cert"], !file.isEmpty {
+            pins = [.pemFile(file)]
+        } else if let host = URLComponents(string: url)?.host, Self.skHosts.contains(host), url.hasPrefix("https://") {
+            pins = BuiltInTrust.skServiceTLSAnchors.map { .pem($0) }
+        } else {
+            throw SigningError("\(name): no TLS certificate to pin is configured for \(url): set \(prefix).tls-cert to a PEM file with "
+                + "the service's certificate or its CA; asicfs does not talk to a signing service unpinned")
         }
-        var options = HTTPClient.Options(version: asicfsVersion, pinnedCertificates: [.pemFile(pins)],
+        var options = HTTPClient.Options(version: asicfsVersion, pinnedCertificates: pins,
                                          cancellation: context.cancellation, maxResponseSize: 1 << 20)
         if let proxy = configuration["proxy"] { options.proxy = .url(proxy) }
         do { http = try HTTPClient(options) } catch { throw SigningError("\(name): \(error)") }
+    }
+
+    /// Whether this is a production service of SK (which needs the user's own relying party).
+    public var isSKProduction: Bool {
+        guard let host = URLComponents(string: baseURL)?.host else { return false }
+        return host == "mid.sk.ee" || host == "rp-api.smart-id.com"
     }
 
     public func post(_ path: String, _ body: [String: Any], timeout: Double = 30) throws -> Answer {

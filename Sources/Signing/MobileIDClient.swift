@@ -5,7 +5,9 @@ import HTTP
 /// The MID-REST calls a signing makes (certificate, signature, long-polled session status) over
 /// a pinned JSON service, with the relying party and the overall wait from the configuration.
 public struct MobileIDClient: Sendable {
-    public static let defaultURL = "https://tsp.demo.sk.ee/mid-api"
+    public static let productionURL = "https://mid.sk.ee/mid-api"
+    /// SK's demo service (`demo = yes` or `tsl = test`), with the demo relying party below.
+    public static let demoURL = "https://tsp.demo.sk.ee/mid-api"
     public static let demoRelyingPartyUUID = "00000000-0000-0000-0000-000000000000"
     public static let demoRelyingPartyName = "DEMO"
     public static let defaultTimeout = 150.0
@@ -25,8 +27,15 @@ public struct MobileIDClient: Sendable {
     /// and `proxy`; contacts nothing yet.
     public init(context: SignerContext) throws {
         let configuration = context.configuration
-        relyingPartyUUID = configuration["mobile-id.relying-party-uuid"] ?? Self.demoRelyingPartyUUID
-        relyingPartyName = configuration["mobile-id.relying-party-name"] ?? Self.demoRelyingPartyName
+        service = try JSONService(name: "Mobile-ID", prefix: "mobile-id", productionURL: Self.productionURL,
+                                  demoURL: Self.demoURL, context: context)
+        let uuid = configuration["mobile-id.relying-party-uuid"], name = configuration["mobile-id.relying-party-name"]
+        if service.isSKProduction && (uuid == nil || name == nil) {
+            throw SigningError("Mobile-ID in production needs your own relying party, agreed with SK ID Solutions: set "
+                + "mobile-id.relying-party-uuid and mobile-id.relying-party-name (for SK's demo service: demo = yes, or tsl = test)")
+        }
+        relyingPartyUUID = uuid ?? Self.demoRelyingPartyUUID
+        relyingPartyName = name ?? Self.demoRelyingPartyName
         guard Self.isLowerCaseUUID(relyingPartyUUID) else {
             throw SigningError("mobile-id.relying-party-uuid must be a UUID in lower case (8-4-4-4-12 hex digits), "
                 + "not '\(MobileIDFailure.printable(relyingPartyUUID))'")
@@ -43,7 +52,6 @@ public struct MobileIDClient: Sendable {
             timeout = Self.defaultTimeout
         }
         cancellation = context.cancellation
-        service = try JSONService(name: "Mobile-ID", prefix: "mobile-id", defaultURL: Self.defaultURL, context: context)
     }
 
     /// The person's signing certificate (`POST /certificate`).

@@ -4,7 +4,9 @@ import HTTP
 /// The calls of Smart-ID's RP API v2 that signing needs, over pinned HTTPS (`JSONService`):
 /// start a certificate choice or a signature session, then long-poll it until it ends.
 struct SmartIDClient: Sendable {
-    static let defaultURL = "https://sid.demo.sk.ee/smart-id-rp/v2"
+    static let productionURL = "https://rp-api.smart-id.com/v2"
+    /// SK's demo service (`demo = yes` or `tsl = test`), with the demo relying party below.
+    static let demoURL = "https://sid.demo.sk.ee/smart-id-rp/v2"
     /// The DEMO relying party: this UUID is the one SK's documentation gives since 2025-05-19
     /// (the all-zero one came before it).
     static let demoRelyingPartyUUID = "00000000-0000-4000-8000-000000000000"
@@ -25,6 +27,12 @@ struct SmartIDClient: Sendable {
     /// `.timeout`; refuses settings the service would refuse anyway, before anything is sent.
     init(context: SignerContext) throws {
         let configuration = context.configuration
+        service = try JSONService(name: "Smart-ID", prefix: "smart-id", productionURL: Self.productionURL,
+                                  demoURL: Self.demoURL, context: context)
+        if service.isSKProduction && (configuration["smart-id.relying-party-uuid"] == nil || configuration["smart-id.relying-party-name"] == nil) {
+            throw SigningError("Smart-ID in production needs your own relying party, agreed with SK ID Solutions: set "
+                + "smart-id.relying-party-uuid and smart-id.relying-party-name (for SK's demo service: demo = yes, or tsl = test)")
+        }
         relyingPartyUUID = configuration["smart-id.relying-party-uuid"] ?? Self.demoRelyingPartyUUID
         guard UUID(uuidString: relyingPartyUUID) != nil else {
             throw SigningError("smart-id.relying-party-uuid must be a UUID like \(Self.demoRelyingPartyUUID), not '\(relyingPartyUUID)'")
@@ -40,7 +48,6 @@ struct SmartIDClient: Sendable {
         }
         self.timeout = timeout
         cancellation = context.cancellation
-        service = try JSONService(name: "Smart-ID", prefix: "smart-id", defaultURL: Self.defaultURL, context: context)
     }
 
     /// `POST /certificatechoice/…` at QUALIFIED level; the random nonce keeps a quick second

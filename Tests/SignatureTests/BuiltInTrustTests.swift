@@ -29,6 +29,10 @@ final class BuiltInTrustTests: XCTestCase {
         let trim = { (text: String) in text.trimmingCharacters(in: .whitespacesAndNewlines) }
         XCTAssertEqual(BuiltInTrust.euListOfTrustedListsSigners.map(trim), eu.map(trim), "run scripts/embed-trust.sh")
         XCTAssertEqual(BuiltInTrust.testListOfTrustedListsSigners.map(trim), [trim(test)], "run scripts/embed-trust.sh")
+        let tls = try ["DigiCert_Global_G2_TLS_RSA_SHA256_2020_CA1", "DigiCert_Global_Root_G2"].map {
+            try String(contentsOfFile: folder + "sk-tls/\($0).pem", encoding: .utf8)
+        }
+        XCTAssertEqual(BuiltInTrust.skServiceTLSAnchors.map(trim), tls.map(trim), "run scripts/embed-trust.sh")
     }
 
     func testTheDefaultIsTheEULOTLWithItsSixSigners() throws {

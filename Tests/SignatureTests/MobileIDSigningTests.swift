@@ -234,7 +234,7 @@ final class MobileIDSigningTests: XCTestCase {
         let context = SignerContext(environment: try SignatureEnvironment(configuration: configuration), cancellation: Cancellation())
         XCTAssertThrowsError(try MobileIDSigner.make(try SigningMethod.mobileID.parse("phone=+37200000766 idcode=60001019906"),
                                                      context: context)) {
-            XCTAssertTrue("\($0)".hasPrefix("Mobile-ID: no TLS certificate to pin is configured: set mobile-id.tls-cert"), "\($0)")
+            XCTAssertTrue("\($0)".hasPrefix("Mobile-ID: no TLS certificate to pin is configured for \(simulator.url): set mobile-id.tls-cert"), "\($0)")
         }
         XCTAssertEqual(simulator.requests().count, seen)
     }

@@ -12,7 +12,7 @@ final class SmartIDServiceTests: SmartIDTestCase {
 
     func service() throws -> JSONService {
         let context = SignerContext(environment: try environment(), cancellation: Cancellation())
-        return try JSONService(name: "Smart-ID", prefix: "smart-id", defaultURL: "", context: context)
+        return try JSONService(name: "Smart-ID", prefix: "smart-id", productionURL: "", demoURL: "", context: context)
     }
 
     func body(_ extra: [String: Any]) -> [String: Any] { relyingParty.merging(extra) { $1 } }

@@ -1,0 +1,71 @@
+import Configuration
+import Foundation
+import HTTP
+@testable import Signing
+import TestTools
+import Trust
+import XCTest
+
+/// Mobile-ID and Smart-ID out of the box: SK's production services by default (which need the
+/// user's own relying party, and say so), the demo ones with `demo = yes` or `tsl = test`, and
+/// TLS to SK's hosts anchored in the built-in DigiCert CA and root without any tls-cert.
+final class ServiceDefaultsTests: XCTestCase {
+    func context(_ settings: [String]) throws -> SignerContext {
+        let configuration = try Configuration.load(explicitPath: "/dev/null", overrides: ["tsl=none"] + settings)
+        return SignerContext(environment: try SignatureEnvironment(configuration: configuration), cancellation: Cancellation())
+    }
+
+    func failure(_ make: () throws -> Any) -> String {
+        do { _ = try make(); return "" } catch { return "\(error)" }
+    }
+
+    func testProductionIsTheDefaultAndNeedsTheUsersOwnRelyingParty() throws {
+        XCTAssertTrue(failure { try MobileIDClient(context: try self.context([])) }
+            .hasPrefix("Mobile-ID in production needs your own relying party, agreed with SK ID Solutions"))
+        XCTAssertTrue(failure { try SmartIDClient(context: try self.context([])) }
+            .hasPrefix("Smart-ID in production needs your own relying party, agreed with SK ID Solutions"))
+        let own = ["mobile-id.relying-party-uuid=12345678-1234-1234-1234-123456789abc", "mobile-id.relying-party-name=Example",
+                   "smart-id.relying-party-uuid=12345678-1234-1234-1234-123456789abc", "smart-id.relying-party-name=Example"]
+        let mobile = try MobileIDClient(context: try context(own))
+        XCTAssertEqual(mobile.service.baseURL, "https://mid.sk.ee/mid-api")
+        XCTAssertEqual(mobile.relyingPartyName, "Example")
+        XCTAssertEqual(try SmartIDClient(context: try context(own)).service.baseURL, "https://rp-api.smart-id.com/v2")
+    }
+
+    func testDemoYesOrTheTestListsSelectSKsDemoServices() throws {
+        for settings in [["demo=yes"], ["tsl=test"]] {
+            let mobile = try MobileIDClient(context: try context(settings))
+            XCTAssertEqual(mobile.service.baseURL, "https://tsp.demo.sk.ee/mid-api", "\(settings)")
+            XCTAssertEqual(mobile.relyingPartyUUID, "00000000-0000-0000-0000-000000000000")
+            XCTAssertEqual(mobile.relyingPartyName, "DEMO")
+            let smart = try SmartIDClient(context: try context(settings))
+            XCTAssertEqual(smart.service.baseURL, "https://sid.demo.sk.ee/smart-id-rp/v2", "\(settings)")
+            XCTAssertEqual(smart.relyingPartyUUID, "00000000-0000-4000-8000-000000000000")
+        }
+        XCTAssertTrue(failure { try self.context(["demo=maybe"]) }.contains("'demo' must be one of no, yes"))
+    }
+
+    /// Only SK's hosts get the built-in anchors; any other service must be pinned.
+    func testOtherServicesStillNeedAPinnedCertificate() throws {
+        let message = failure { try MobileIDClient(context: try self.context(["mobile-id.url=https://mid.example.org/mid-api",
+                                                                              "mobile-id.relying-party-uuid=12345678-1234-1234-1234-123456789abc",
+                                                                              "mobile-id.relying-party-name=Example"])) }
+        XCTAssertTrue(message.hasPrefix("Mobile-ID: no TLS certificate to pin is configured for https://mid.example.org/mid-api"), message)
+        XCTAssertTrue(failure { try MobileIDClient(context: try self.context(["demo=yes", "mobile-id.url=http://tsp.demo.sk.ee/mid-api"])) }
+            .contains("no TLS certificate to pin"), "plain HTTP to an SK host gets no built-in anchor")
+    }
+
+    /// The built-in anchors are the DigiCert CA and root whose SPKI pins SK's services publish.
+    func testTheBuiltInAnchorsAreDigiCertsIssuingCAAndRoot() throws {
+        var pins: [String] = []
+        for pem in BuiltInTrust.skServiceTLSAnchors {
+            let file = NSTemporaryDirectory() + "asicfs-anchor-\(UUID().uuidString.prefix(8)).pem"
+            try pem.write(toFile: file, atomically: true, encoding: .utf8)
+            defer { unlink(file) }
+            let spki = try Shell.sh("openssl x509 -in '\(file)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64")
+            XCTAssertEqual(spki.status, 0, spki.stderr)
+            pins.append(spki.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        XCTAssertEqual(Set(pins), ["Wec45nQiFwKvHtuHxSAMGkt19k+uPSw9JlEkxhvYPHk=", "i7WTqTvh0OioIruIfFR4kMPnBqrS2rdiVPl/s2uC/CY="])
+    }
+}
