@@ -15,6 +15,7 @@ public enum Main {
         switch first {
         case "--version", "-V", "version":
             Terminal.out("asicfs \(asicfsVersion)")
+            if arguments.dropFirst().contains(where: { $0 == "--verbose" || $0 == "-v" }) { Terminal.out(BuiltInTrustReport.text()) }
             return 0
         case "--help", "-h":
             Terminal.out(globalHelp)

@@ -25,6 +25,27 @@ final class CommandLineTests: CLITestCase {
         XCTAssertTrue(asicfsVersion.split(separator: ".").count == 3, "version '\(asicfsVersion)' is not x.y.z")
     }
 
+    /// `--version --verbose` lists the built-in trust with its expiry, and warns within a year of it.
+    func testVerboseVersionListsTheBuiltInTrustAndWhatExpiresSoon() throws {
+        let result = try asicfs(["--version", "--verbose"])
+        assertSuccess(result)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "asicfs \(asicfsVersion)")
+        XCTAssertTrue(lines.contains("    Patrick Kremer (Signature), valid until 2028-05-30") || lines.contains { $0.hasPrefix("    Patrick Kremer (Signature), valid until 2028-05-30  ") },
+                      result.stdout)
+        XCTAssertTrue(result.stdout.contains("DigiCert Global Root G2, valid until 2038-01-15"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("Test TSL, valid until 2028-11-12"), result.stdout)
+        // The warning follows the clock: a signer within a year of its end says so.
+        // (Lines within days of the one-year mark are left out: the clock may pass it mid-test.)
+        for line in lines {
+            guard let range = line.range(of: "valid until "),
+                  let date = ISO8601DateFormatter().date(from: String(line[range.upperBound...].prefix(10)) + "T00:00:00Z") else { continue }
+            let warned = line.contains("warning: expires in") || line.contains("EXPIRED")
+            if date.timeIntervalSinceNow < 360 * 86_400 { XCTAssertTrue(warned, line) }
+            if date.timeIntervalSinceNow > 370 * 86_400 { XCTAssertFalse(warned, line) }
+        }
+    }
+
     func testHelpListsEveryCommandExitCodesAndSettings() throws {
         for spelling in ["--help", "-h", "help"] {
             let result = try asicfs([spelling])
