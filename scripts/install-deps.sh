@@ -9,8 +9,9 @@ packages=(
   pkg-config libfuse3-dev fuse3 libssl-dev libxml2-dev libcurl4-openssl-dev zlib1g-dev libpcsclite-dev
   # tests and demo: peer ZIP tools, mount helpers, Python's zipfile
   unzip zip python3 util-linux mount time rsync vim fuse3 e2fsprogs xfsprogs openssl curl
-  # signing tests: the test PKI's services (openssl), pyasice as a peer validator (venv + pip)
-  python3-venv python3-pip
+  # signing tests: the test PKI's services (openssl), pyasice as a peer validator (venv + pip),
+  # xmlsec1 to sign the test trusted lists, digidoc-tool's runtime libraries
+  python3-venv python3-pip xmlsec1 libxmlsec1-openssl libxslt1.1
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 

@@ -133,6 +133,12 @@ cert ocsp-tm ocsp-tm.key "/C=EE/O=asicfs test/CN=TEST of asicfs OCSP TIME-MARK R
 key P-256 tsa.key
 cert tsa tsa.key "/C=EE/O=asicfs test/CN=TEST of asicfs TSA 2025" root.pem root.key tsa_ext 12288
 echo 01 > tsaserial
+# Signers of a test list of trusted lists and of the trusted list it points to (mktl.py), RSA
+# like the Estonian test lists' signer, self-signed as such signers are.
+for signer in lotl-signer tl-signer; do
+  openssl req -new -x509 -newkey rsa:2048 -nodes -keyout "$signer.key" -subj "/C=EE/CN=TEST of asicfs $signer" \
+    -days $days -set_serial $((RANDOM + 20000)) -out "$signer.pem" 2>/dev/null
+done
 
 # openssl-ca database: V = valid, R = revoked (expiry, revocation time, serial in hex, file, DN).
 expiry=$(openssl x509 -in signer.pem -noout -enddate | cut -d= -f2 | xargs -I{} date -u -d {} +%y%m%d%H%M%SZ)
