@@ -96,6 +96,39 @@ final class DigidocToolInteropTests: CLITestCase {
         XCTAssertTrue(untrusted.stdout.contains("INDETERMINATE"), untrusted.stdout)
     }
 
+    /// The lists served over HTTP from loopback: asicfs downloads the LOTL and the TL it points
+    /// to (real libcurl), checks both, keeps them in cache-dir, and the signer is trusted.
+    func testTheListsAreDownloadedCheckedAndCachedOverHTTP() throws {
+        let served = Self.shared.folder + "/served-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: served, withIntermediateDirectories: true)
+        let server = try LoopbackProcess.start("/usr/bin/python3", ["-c", """
+            import functools, http.server, sys
+            handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+            handler.log_message = lambda *args: None
+            server = http.server.HTTPServer(('127.0.0.1', 0), handler)
+            print('PORT', server.server_address[1], flush=True)
+            server.serve_forever()
+            """, served])
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let made = try Shell.run(Self.venvPython, [Self.root + "/contrib/testpki/mktl.py", try services.pki.folder,
+                                                   Self.root + "/Tests/Fixtures/test-tl/tl-mp-test-EE.xml",
+                                                   Self.root + "/Tests/Fixtures/test-tl/EE_T.xml", served, base + "/EE_T.xml"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        try makeLists()
+        let container = try signedByAsicfs()
+        let cache = Self.shared.folder + "/http-cache-\(UUID().uuidString.prefix(6))"
+        let settings = ["-o", "tsl=\(base)/tl-mp-test-EE.xml", "-o", "tsl-cert=\(try services.pki.path("lotl-signer.pem"))",
+                        "-o", "cache-dir=\(cache)"]
+        let verify = try asicfs(["verify", container] + settings)
+        assertSuccess(verify)
+        XCTAssertTrue(verify.stdout.hasSuffix("Result: VALID\n"), verify.stdout)
+        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: cache)), ["tl-mp-test-EE.xml", "EE_T.xml"])
+        // With the server gone, the cached copies serve (they are within their NextUpdate).
+        server.stop()
+        assertSuccess(try asicfs(["verify", container] + settings))
+    }
+
     func testDigidocToolAcceptsAsicfsLTAndExtendedLTASignatures() throws {
         try makeLists()
         let container = try signedByAsicfs()
