@@ -11,24 +11,8 @@ import XCTest
 /// XAdES archive time-stamps (LTA): `ArchiveExtension` (asicfs extend) adds them, validation
 /// verifies them, and an independent computation of what they cover (lxml, in Python) agrees
 /// with the imprint of the token the loopback TSA made.
-final class ArchiveTimeStampTests: XCTestCase {
-    nonisolated(unsafe) static var shared: SharedTestServices!
-    static var services: TestServices? { shared.services }
-    static var folder: String { shared.folder }
-
-    override class func setUp() { shared = SharedTestServices(label: "lta") }
-    override class func tearDown() { shared.stop() }
-
-    var services: TestServices {
-        get throws { try XCTUnwrap(Self.services, "the loopback TSA/OCSP services and the test PKI") }
-    }
-
-    func environment(_ extra: [String] = []) throws -> SignatureEnvironment {
-        let services = try services
-        return try SignatureEnvironment(configuration: try Configuration.load(explicitPath: "/dev/null", overrides: [
-            "tsa-url=\(services.tsaURL)", "tsl=none", "trust-anchors=\(services.pki.root)", "cache-dir=\(Self.folder)/cache",
-        ] + extra))
-    }
+final class ArchiveTimeStampTests: LoopbackServicesTestCase {
+    override class var label: String { "lta" }
 
     func signedContainer(_ extra: [String] = []) throws -> Container {
         let path = Self.folder + "/lta-\(UUID().uuidString.prefix(8)).asice"

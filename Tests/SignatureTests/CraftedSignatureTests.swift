@@ -12,25 +12,8 @@ import XCTest
 /// differed from the reference implementation (libdigidocpp) — some in the dangerous direction.
 /// Every signature here is validly signed, time-stamped and OCSP-checked by the test PKI and the
 /// loopback services (`SignatureForge`): only the shape under test is wrong.
-final class CraftedSignatureTests: XCTestCase {
-    nonisolated(unsafe) static var shared: SharedTestServices!
-    static var services: TestServices? { shared.services }
-    static var folder: String { shared.folder }
-
-    override class func setUp() { shared = SharedTestServices(label: "crafted") }
-    override class func tearDown() { shared.stop() }
-
-    var services: TestServices {
-        get throws { try XCTUnwrap(Self.services, "the loopback TSA/OCSP services and the test PKI") }
-    }
-
-    func environment() throws -> SignatureEnvironment {
-        let services = try services
-        let configuration = try Configuration.load(explicitPath: "/dev/null", overrides: [
-            "tsa-url=\(services.tsaURL)", "tsl=none", "trust-anchors=\(services.pki.root)", "cache-dir=\(Self.folder)/cache",
-        ])
-        return try SignatureEnvironment(configuration: configuration)
-    }
+final class CraftedSignatureTests: LoopbackServicesTestCase {
+    override class var label: String { "crafted" }
 
     func forge() throws -> SignatureForge {
         let services = try services

@@ -11,24 +11,8 @@ import XCTest
 /// over `ASiCArchiveManifest*.xml` files that list the data file and the earlier tokens. Every
 /// token and manifest is listed and checked (the extra files were ignored, so a container with
 /// a broken later time-stamp came out VALID). Tokens come from the loopback TSA of a test PKI.
-final class LongTermASiCSTests: XCTestCase {
-    nonisolated(unsafe) static var shared: SharedTestServices!
-    static var services: TestServices? { shared.services }
-    static var folder: String { shared.folder }
-
-    override class func setUp() { shared = SharedTestServices(label: "asics-lt") }
-    override class func tearDown() { shared.stop() }
-
-    var services: TestServices {
-        get throws { try XCTUnwrap(Self.services, "the loopback TSA and the test PKI") }
-    }
-
-    func environment() throws -> SignatureEnvironment {
-        let services = try services
-        return try SignatureEnvironment(configuration: try Configuration.load(explicitPath: "/dev/null", overrides: [
-            "tsa-url=\(services.tsaURL)", "tsl=none", "trust-anchors=\(services.pki.root)", "cache-dir=\(Self.folder)/cache",
-        ]))
-    }
+final class LongTermASiCSTests: LoopbackServicesTestCase {
+    override class var label: String { "asics-lt" }
 
     func stamp(_ bytes: [UInt8]) throws -> [UInt8] {
         let http = try environment().httpClient()
