@@ -6,8 +6,32 @@ import Foundation
 /// runs it and turns every failure into one line on stderr and an exit code
 /// (0 success, 1 operation failed, 2 usage error).
 public enum Main {
+    /// `asicfs -q --config F -o k=v ls C`: the global options may come before the command too;
+    /// they are moved after it, where each command parses them.
+    static func movingGlobalOptionsAfterTheCommand(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if ["-q", "--quiet"].contains(argument) || argument.hasPrefix("--config=") || argument.hasPrefix("--option=") {
+                leading.append(argument)
+                index += 1
+            } else if ["--config", "-o", "--option"].contains(argument), index + 1 < arguments.count {
+                leading += [argument, arguments[index + 1]]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty, index < arguments.count else { return arguments }
+        return [arguments[index]] + leading + arguments[(index + 1)...]
+    }
+
+    /// Other names a command answers to (what people type from other tools).
+    static let aliases = ["list": "ls", "rm": "remove", "unmount": "umount"]
+
     public static func run(_ arguments: [String]) -> Int32 {
-        let arguments = Array(arguments.dropFirst())
+        let arguments = movingGlobalOptionsAfterTheCommand(Array(arguments.dropFirst()))
         guard let first = arguments.first else {
             FileHandle.standardError.write(Data(globalHelp.utf8))
             return 2
@@ -25,7 +49,7 @@ public enum Main {
                 Terminal.out(globalHelp)
                 return 0
             }
-            guard let command = commands.first(where: { $0.name == arguments[1] }) else {
+            guard let command = commands.first(where: { $0.name == (aliases[arguments[1]] ?? arguments[1]) }) else {
                 Terminal.error("unknown command '\(arguments[1])' (see 'asicfs --help')")
                 return 2
             }
@@ -34,8 +58,9 @@ public enum Main {
         default:
             break
         }
-        guard let command = commands.first(where: { $0.name == first }) else {
-            Terminal.error("unknown command '\(first)' (see 'asicfs --help')")
+        guard let command = commands.first(where: { $0.name == (aliases[first] ?? first) }) else {
+            let suggestion = Suggestion.closest(to: first, among: commands.map(\.name) + aliases.keys).map { "; did you mean '\(aliases[$0] ?? $0)'?" } ?? ""
+            Terminal.error("unknown command '\(first)'\(suggestion) (see 'asicfs --help')")
             return 2
         }
         var container: String? = nil

@@ -1,3 +1,4 @@
+import Configuration
 import ASiC
 import Crypto
 import Foundation
@@ -30,10 +31,12 @@ let signCommand = Command(
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         guard let name = arguments.value("--method") else { throw UsageError("missing --method") }
         guard let method = SigningMethod(rawValue: name) else {
-            throw UsageError("unknown method '\(name)' (one of \(SigningMethod.allCases.map(\.rawValue).joined(separator: ", ")))")
+            let names = SigningMethod.allCases.map(\.rawValue)
+            let suggestion = Suggestion.closest(to: name, among: names).map { "; did you mean '\($0)'?" } ?? ""
+            throw UsageError("unknown method '\(name)'\(suggestion) (one of \(names.joined(separator: ", ")))")
         }
         let parameters: SigningParameters
-        do { parameters = try method.parse(arguments.positionals.dropFirst().joined(separator: " ")) } catch let error as SigningParameterError {
+        do { parameters = try method.parse(arguments: Array(arguments.positionals.dropFirst())) } catch let error as SigningParameterError {
             throw UsageError(error.description)
         }
         let path = arguments.positionals[0]

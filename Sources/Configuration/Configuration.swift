@@ -64,7 +64,8 @@ public struct Configuration: Sendable, Equatable {
                              home: String = Configuration.homeFolder()) throws {
         let value = Self.absolute(value, key: key, base: base, home: home)
         guard Self.knownKeys.contains(key) else {
-            throw ConfigurationError("\(origin): unknown configuration key '\(key)'")
+            let suggestion = Suggestion.closest(to: key, among: Self.knownKeys).map { "; did you mean '\($0)'?" } ?? ""
+            throw ConfigurationError("\(origin): unknown configuration key '\(key)'\(suggestion)")
         }
         if key.hasSuffix(".timeout"), Int(value).map({ $0 <= 0 || $0 > 3600 }) ?? true {
             throw ConfigurationError("\(origin): '\(key)' must be a number of seconds from 1 to 3600, not '\(value)'")

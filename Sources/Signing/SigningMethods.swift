@@ -81,9 +81,17 @@ public enum SigningMethod: String, CaseIterable, Sendable {
         return "\(rawValue): \(text)\n\(common)\(availability)\n"
     }
 
-    /// Checks the parameters (nothing is read or sent yet): their names, then their form.
+    /// Checks the parameters of a control-file line (nothing is read or sent yet): their names,
+    /// then their form.
     public func parse(_ text: String) throws -> SigningParameters {
         let parameters = try SigningParameters.parse(text, method: rawValue, allowed: parameterKeys)
+        try factory?.validate(parameters)
+        return parameters
+    }
+
+    /// The same for command-line arguments, one `key=value` each, taken literally.
+    public func parse(arguments: [String]) throws -> SigningParameters {
+        let parameters = try SigningParameters.parse(arguments: arguments, method: rawValue, allowed: parameterKeys)
         try factory?.validate(parameters)
         return parameters
     }

@@ -1,3 +1,5 @@
+import Configuration
+import Foundation
 import XAdES
 
 /// Why a signing request was refused before anything started (EINVAL in the filesystem,
@@ -19,18 +21,32 @@ public struct SigningParameters: Sendable, Equatable {
 
     public subscript(key: String) -> String? { values[key] }
 
-    /// Parses `text` and checks every key against `allowed` (plus the common keys).
-    public static func parse(_ text: String, method: String, allowed: Set<String>) throws -> SigningParameters {
+    /// Parameters whose values are paths: a leading `~/` is the home folder, as in the config file.
+    public static let pathKeys: Set<String> = ["file", "passphrase-file", "pin-file"]
+
+    /// Parses a control file's one line (`key=value key="value with spaces"`; see `tokens`)
+    /// and checks every key against `allowed` (plus the common keys).
+    public static func parse(_ text: String, method: String, allowed: Set<String>,
+                             home: String = SigningParameters.homeFolder()) throws -> SigningParameters {
+        try parse(arguments: try tokens(text), method: method, allowed: allowed, home: home)
+    }
+
+    /// Parses command-line arguments: each one is one `key=value`, split at the first `=` and
+    /// taken literally (the shell has done the quoting: no splitting, no quote removal here).
+    public static func parse(arguments: [String], method: String, allowed: Set<String>,
+                             home: String = SigningParameters.homeFolder()) throws -> SigningParameters {
         var parameters = SigningParameters()
-        for token in try tokens(text) {
+        for token in arguments {
             guard let equals = token.firstIndex(of: "=") else {
                 throw SigningParameterError("\(method): expected key=value, got '\(token)'")
             }
             let key = String(token[..<equals])
-            let value = String(token[token.index(after: equals)...])
+            var value = String(token[token.index(after: equals)...])
+            if pathKeys.contains(key), value.hasPrefix("~/") { value = home + value.dropFirst(1) }
             guard allowed.contains(key) || commonKeys.contains(key) else {
-                let known = (allowed.union(commonKeys)).sorted().joined(separator: ", ")
-                throw SigningParameterError("\(method): unknown parameter '\(key)' (known: \(known))")
+                let known = allowed.union(commonKeys)
+                let suggestion = Suggestion.closest(to: key, among: known).map { "; did you mean '\($0)'?" } ?? ""
+                throw SigningParameterError("\(method): unknown parameter '\(key)'\(suggestion) (known: \(known.sorted().joined(separator: ", ")))")
             }
             guard parameters.values[key] == nil || key == "role" else {
                 throw SigningParameterError("\(method): '\(key)' is given twice")
@@ -51,7 +67,17 @@ public struct SigningParameters: Sendable, Equatable {
         return details
     }
 
-    /// Splits on whitespace outside quotes; quotes are removed.
+    /// The home folder as a shell finds it: $HOME, else the password database's entry.
+    public static func homeFolder() -> String {
+        if let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty { return home }
+        if let entry = getpwuid(getuid()), let folder = entry.pointee.pw_dir { return String(cString: folder) }
+        return "/"
+    }
+
+    /// The control files' one-line format: parameters separated by white space; a value (or any
+    /// part of a parameter) in "double" or 'single' quotes keeps its spaces, and the other kind
+    /// of quote inside it (`role="O'Brien's deputy"`); the quotes themselves are removed. There
+    /// are no backslash escapes.
     static func tokens(_ text: String) throws -> [String] {
         var tokens: [String] = []
         var current = ""

@@ -46,6 +46,37 @@ final class CommandLineTests: CLITestCase {
         }
     }
 
+    /// Typos get the closest name; other tools' names are aliases; global options may come first.
+    func testSuggestionsAliasesAndGlobalOptionsBeforeTheCommand() throws {
+        try write("a.txt", "alpha\n")
+        assertSuccess(try asicfs(["create", path("c.asice"), path("a.txt")]))
+        let container = path("c.asice")
+        assertFailure(try asicfs(["lst", container]), status: 2, mentions: ["unknown command 'lst'; did you mean 'ls'?"])
+        assertFailure(try asicfs(["verfy", container]), status: 2, mentions: ["did you mean 'verify'?"])
+        assertFailure(try asicfs(["sign", container, "--method", "mobileid"]), status: 2, mentions: ["unknown method 'mobileid'; did you mean 'mobile-id'?"])
+        assertFailure(try asicfs(["ls", container, "-o", "tsa_url=x"]), status: 2, mentions: ["unknown configuration key 'tsa_url'; did you mean 'tsa-url'?"])
+        assertFailure(try asicfs(["sign", container, "--method", "pkcs12", "fil=x"]), status: 2, mentions: ["unknown parameter 'fil'; did you mean 'file'?"])
+        assertFailure(try asicfs(["frobnicate", container]), status: 2, mentions: ["unknown command 'frobnicate' (see"])
+
+        let listed = try asicfs(["list", container])
+        assertSuccess(listed)
+        XCTAssertEqual(listed.stdout, try asicfs(["ls", container]).stdout)
+        try write("extra.txt", "extra\n")
+        assertSuccess(try asicfs(["add", container, path("extra.txt")]))
+        assertSuccess(try asicfs(["rm", container, "extra.txt"]))
+        XCTAssertFalse(try dataFileNames(container).contains("extra.txt"))
+        assertFailure(try asicfs(["unmount", path("not-mounted")]), mentions: ["cannot unmount"])
+
+        let config = try write("my.conf", "profile = B\n")
+        for arguments in [["-q", "ls", container], ["--config", config, "ls", container], ["-o", "tsl=none", "-q", "list", container],
+                          ["--config=\(config)", "ls", container]] {
+            let result = try asicfs(arguments)
+            assertSuccess(result)
+            XCTAssertEqual(result.stdout, listed.stdout, "\(arguments)")
+        }
+        assertFailure(try asicfs(["-o", "tsa_url=x", "ls", container]), status: 2, mentions: ["did you mean 'tsa-url'?"])
+    }
+
     func testHelpListsEveryCommandExitCodesAndSettings() throws {
         for spelling in ["--help", "-h", "help"] {
             let result = try asicfs([spelling])

@@ -197,6 +197,29 @@ final class SignVerifyTests: CLITestCase {
         assertSuccess(try asicfs(["verify", container] + settings))
     }
 
+    /// Each argument is one key=value, taken literally: spaces and apostrophes need only the
+    /// shell's quoting, `role=` may repeat, and `~/` in a path parameter is the home folder.
+    func testParametersAreOneArgumentEachWithSpacesApostrophesRolesAndTilde() throws {
+        let container = try unsignedContainer()
+        let home = root.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: services.pki.signerP12, toPath: home.path + "/my key.p12")
+        try write("pass", TestPKI.passphrase + "\n", in: home)
+        let signed = try asicfs(["sign", container, "--method", "pkcs12", "file=\(home.path)/my key.p12", "passphrase-file=~/pass",
+                                 "role=Board member", "role=O'Brien's deputy", "city=Tartu linn"] + settings,
+                                environment: ["HOME": home.path])
+        assertSuccess(signed)
+        let json = try asicfs(["verify", container, "--json"] + settings)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: json.stdoutData) as? [String: Any])
+        let signature = try XCTUnwrap((object["signatures"] as? [[String: Any]])?.first)
+        XCTAssertEqual(signature["roles"] as? [String], ["Board member", "O'Brien's deputy"])
+        XCTAssertEqual((signature["production_place"] as? [String: String])?["city"], "Tartu linn")
+        // Quotes are not removed on the command line: they are part of the value.
+        let quoted = try asicfs(["sign", container, "--method", "pkcs12", "file=\"\(home.path)/my key.p12\"", "passphrase-file=~/pass"] + settings,
+                                environment: ["HOME": home.path])
+        assertFailure(quoted, mentions: ["my key.p12"])
+    }
+
     func testCtrlCCancelsASigningAndKeepsTheContainer() throws {
         let silent = try LoopbackProcess.silentServer()
         defer { silent.stop() }
