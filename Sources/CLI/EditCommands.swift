@@ -35,19 +35,31 @@ let addCommand = Command(
     error unless --replace is given. A signed container cannot be changed. The container is
     replaced atomically: if anything fails it stays exactly as it was.
     """,
-    options: [OptionSpec(names: ["--replace"], takesValue: false, help: "replace data files of the same name")],
+    options: [OptionSpec(names: ["--replace"], takesValue: false, help: "replace data files of the same name"),
+              OptionSpec(names: ["--mime"], takesValue: true, help: "media type of the files added (instead of a guess from the name)")],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 2, "FILE to add")
         let path = arguments.positionals[0]
+        let mediaType = try arguments.value("--mime").map(checkedMediaType)
         var edit = try Container.open(path).edit()
         for file in arguments.positionals.dropFirst() {
-            try edit.add(NewDataFile(sourcePath: file), replacing: arguments.has("--replace"))
+            try edit.add(NewDataFile(sourcePath: file, mediaType: mediaType), replacing: arguments.has("--replace"))
         }
         let progress = ProgressLine("adding to \(path)", quiet: context.quiet)
         defer { progress.finish() }
         try edit.save(progress: progress.update)
         return 0
     })
+
+/// `--mime TYPE` (digidoc-tool's option): a `type/subtype` media type, checked before anything is written.
+func checkedMediaType(_ value: String) throws -> String {
+    let parts = value.split(separator: "/", omittingEmptySubsequences: false)
+    let token: (Character) -> Bool = { $0.isASCII && ($0.isLetter || $0.isNumber || "!#$&^_.+-".contains($0)) }
+    guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(token) }) else {
+        throw UsageError("--mime takes a media type such as text/plain or application/pdf, not '\(value)'")
+    }
+    return value
+}
 
 let removeCommand = Command(
     name: "remove",

@@ -113,7 +113,7 @@ private func makeSigner(_ method: SigningMethod, _ parameters: SigningParameters
 
 let verifyCommand = Command(
     name: "verify",
-    synopsis: "verify CONTAINER [--json]",
+    synopsis: "verify CONTAINER [--json] [--warnings=error]",
     summary: "validate every signature; exit 0 only if all are valid",
     details: """
     Checks each signature the way libdigidocpp does: data-file digests, the signature value,
@@ -123,10 +123,17 @@ let verifyCommand = Command(
     INVALID, each with its reasons. Trust comes from the tsl, tsl-cert and trust-anchors
     settings. --json prints the report as JSON (see asicfs(1) for its fields).
     """,
-    options: [OptionSpec(names: ["--json"], takesValue: false, help: "print the report as JSON")],
+    options: [OptionSpec(names: ["--json"], takesValue: false, help: "print the report as JSON"),
+              OptionSpec(names: ["--warnings"], takesValue: true, help: "'error': exit 1 also on VALID_WITH_WARNINGS (digidoc-tool's --warnings=error); 'ignore' (default)")],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         if arguments.positionals.count > 1 { throw UsageError("verify takes one CONTAINER") }
+        let warningsFail: Bool
+        switch arguments.value("--warnings") {
+        case nil, "ignore"?: warningsFail = false
+        case "error"?: warningsFail = true
+        case let other?: throw UsageError("--warnings takes error or ignore, not '\(other)'")
+        }
         let container: Container
         let environment: SignatureEnvironment
         do {
@@ -142,6 +149,7 @@ let verifyCommand = Command(
         // report.text escapes its fields; this keeps any line from reaching the terminal raw.
         let output = arguments.has("--json") ? PrintableText.jsonSafe(report.json) : PrintableText.escapedKeepingLines(report.text)
         FileHandle.standardOutput.write(Data(output.utf8))
+        if warningsFail && report.verdict == .validWithWarnings { return 1 }
         return report.verdict.isAcceptable ? 0 : 1
     })
 

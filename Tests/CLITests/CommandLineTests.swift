@@ -12,7 +12,7 @@ final class CommandLineTests: CLITestCase {
         "add": "add CONTAINER FILE...",
         "remove": "remove CONTAINER (NAME... | --signature N)",
         "sign": "sign CONTAINER --method METHOD [KEY=VALUE...]",
-        "verify": "verify CONTAINER [--json]",
+        "verify": "verify CONTAINER [--json] [--warnings=error]",
     ]
 
     func testVersionFlagsPrintTheVersionAndExitZero() throws {
@@ -101,7 +101,7 @@ final class CommandLineTests: CLITestCase {
             "create": [String](),
             "ls": ["--json"],
             "extract": ["-d, --directory VALUE", "-p, --stdout", "-f, --force"],
-            "add": ["--replace"],
+            "add": ["--replace", "--mime VALUE"],
             "remove": ["--signature VALUE"],
         ]
         for name in Self.commandNames {

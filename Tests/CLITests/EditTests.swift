@@ -266,4 +266,22 @@ final class EditTests: CLITestCase {
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: container)[.posixPermissions] as? Int, 0o604)
         XCTAssertEqual(try dataFileNames(container), ["b.txt"])
     }
+
+    /// `add --mime TYPE` (digidoc-tool's --mime) sets the media type instead of the guess.
+    func testAddWithMimeSetsTheMediaType() throws {
+        let container = path("mime.asice")
+        try write("a.txt", "alpha\n")
+        assertSuccess(try asicfs(["create", container, path("a.txt")]))
+        try write("data.bin", "binary\n")
+        assertSuccess(try asicfs(["add", container, path("data.bin"), "--mime", "application/vnd.example+json"]))
+        let files = dataFiles(of: try listing(container))
+        XCTAssertEqual(files.last?["media_type"] as? String, "application/vnd.example+json")
+        XCTAssertEqual(files.first?["media_type"] as? String, "text/plain")
+        let manifest = try inspectWithPython(container)
+        XCTAssertTrue("\(manifest["manifest"] ?? "")".contains("application/vnd.example+json"))
+        let before = try read(container)
+        try write("more.bin", "more\n")
+        assertFailure(try asicfs(["add", container, path("more.bin"), "--mime", "not a type"]), status: 2, mentions: ["--mime takes a media type"])
+        XCTAssertEqual(try read(container), before)
+    }
 }

@@ -220,6 +220,24 @@ final class SignVerifyTests: CLITestCase {
         assertFailure(quoted, mentions: ["my key.p12"])
     }
 
+    /// `--warnings=error` (digidoc-tool parity): VALID_WITH_WARNINGS exits 1; VALID still 0.
+    func testWarningsAsErrors() throws {
+        let container = try unsignedContainer()
+        assertSuccess(try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                  "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings))
+        assertSuccess(try asicfs(["verify", container, "--warnings=error"] + settings))
+        // The reference's trust-list scenario with a CA that is not on a QSCD: "OK (NonQSCD)",
+        // and "FAILED (NonQSCD)" with --warnings=error.
+        let nonQSCD = ["-o", "tsl=\(corpus)EE_T-no_QCSD.xml", "-o", "tsl-cert=\(corpus)TSL.crt", "-o", "cache-dir=\(Self.folder)/cache"]
+        let warned = try asicfs(["verify", corpus + "tsl.asice"] + nonQSCD)
+        assertSuccess(warned)
+        XCTAssertTrue(warned.stdout.hasSuffix("Result: VALID_WITH_WARNINGS\n"), warned.stdout)
+        let strict = try asicfs(["verify", corpus + "tsl.asice", "--warnings=error"] + nonQSCD)
+        XCTAssertEqual(strict.status, 1, strict.stdout)
+        XCTAssertTrue(strict.stdout.hasSuffix("Result: VALID_WITH_WARNINGS\n"), strict.stdout)
+        assertFailure(try asicfs(["verify", container, "--warnings=maybe"] + settings), status: 2, mentions: ["--warnings takes error or ignore"])
+    }
+
     func testCtrlCCancelsASigningAndKeepsTheContainer() throws {
         let silent = try LoopbackProcess.silentServer()
         defer { silent.stop() }
