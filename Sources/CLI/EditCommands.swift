@@ -11,7 +11,7 @@ let createCommand = Command(
     With no FILE the container is empty (files can be added later). An existing
     non-empty CONTAINER is never overwritten.
     """,
-    options: [],
+    options: [jsonOption],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         let path = arguments.positionals[0]
@@ -20,7 +20,9 @@ let createCommand = Command(
         defer { progress.finish() }
         let container = try Container.create(at: path, files: files, progress: progress.update)
         progress.finish()
-        if !context.quiet {
+        if arguments.has("--json") {
+            CommandJSON.success("create", container: path, ["data_files": CommandJSON.names(container.dataFiles.map(\.name))])
+        } else if !context.quiet {
             Terminal.out("created \(path) with \(container.dataFiles.count) data file\(container.dataFiles.count == 1 ? "" : "s")")
         }
         return 0
@@ -36,7 +38,8 @@ let addCommand = Command(
     replaced atomically: if anything fails it stays exactly as it was.
     """,
     options: [OptionSpec(names: ["--replace"], takesValue: false, help: "replace data files of the same name"),
-              OptionSpec(names: ["--mime"], takesValue: true, help: "media type of the files added (instead of a guess from the name)")],
+              OptionSpec(names: ["--mime"], takesValue: true, help: "media type of the files added (instead of a guess from the name)"),
+              jsonOption],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 2, "FILE to add")
         let path = arguments.positionals[0]
@@ -47,7 +50,11 @@ let addCommand = Command(
         }
         let progress = ProgressLine("adding to \(path)", quiet: context.quiet)
         defer { progress.finish() }
-        try edit.save(progress: progress.update)
+        let saved = try edit.save(progress: progress.update)
+        if arguments.has("--json") {
+            CommandJSON.success("add", container: path, ["added": CommandJSON.names(arguments.positionals.dropFirst().map { PathText.lastComponent(of: $0) }),
+                                                         "data_files": CommandJSON.names(saved.dataFiles.map(\.name))])
+        }
         return 0
     })
 
@@ -71,13 +78,16 @@ let removeCommand = Command(
     signature file (as digidoc-tool remove --signature does); the data files stay. A signature
     file that holds several signatures is removed only whole, so such a signature is refused.
     """,
-    options: [OptionSpec(names: ["--signature"], takesValue: true, help: "remove signature N (from 0) instead of data files")],
+    options: [OptionSpec(names: ["--signature"], takesValue: true, help: "remove signature N (from 0) instead of data files"), jsonOption],
     run: { arguments, context in
         if let index = arguments.value("--signature") {
             try requirePositionals(arguments, atLeast: 1, "CONTAINER")
             if arguments.positionals.count > 1 { throw UsageError("remove --signature takes CONTAINER only, not data file names") }
             guard let number = Int(index), number >= 0 else { throw UsageError("--signature takes a signature number (0, 1, ...), not '\(index)'") }
-            try SignatureRemoval.remove(number, from: arguments.positionals[0])
+            let file = try SignatureRemoval.remove(number, from: arguments.positionals[0])
+            if arguments.has("--json") {
+                CommandJSON.success("remove", container: arguments.positionals[0], ["removed_signature": .number(number), "signature_file": .text(file)])
+            }
             return 0
         }
         try requirePositionals(arguments, atLeast: 2, "NAME to remove")
@@ -86,14 +96,19 @@ let removeCommand = Command(
         for name in arguments.positionals.dropFirst() { try edit.remove(name) }
         let progress = ProgressLine("saving \(path)", quiet: context.quiet)
         defer { progress.finish() }
-        try edit.save(progress: progress.update)
+        let saved = try edit.save(progress: progress.update)
+        if arguments.has("--json") {
+            CommandJSON.success("remove", container: path, ["removed": CommandJSON.names(Array(arguments.positionals.dropFirst())),
+                                                            "data_files": CommandJSON.names(saved.dataFiles.map(\.name))])
+        }
         return 0
     })
 
 /// `asicfs remove C --signature N`: the signature file of signature N goes, atomically; the
 /// same rules as `rm -r .asicfs/signatures/N-…` in a mount.
 enum SignatureRemoval {
-    static func remove(_ index: Int, from path: String) throws {
+    @discardableResult
+    static func remove(_ index: Int, from path: String) throws -> String {
         let container = try Container.open(path)
         guard container.kind == .asicE else {
             throw ContainerError.refused("cannot remove a signature: this is an ASiC-S container, whose signature or time-stamp is part of its format")
@@ -110,5 +125,6 @@ enum SignatureRemoval {
             throw ContainerError.refused("cannot remove signature \(index): \(file) holds \(sharing) signatures and asicfs removes whole signature files only (that would remove the other \(sharing - 1) too)")
         }
         _ = try container.savingSignatures(adding: [], removing: [file])
+        return file
     }
 }

@@ -64,9 +64,17 @@ public enum Main {
             return 2
         }
         var container: String? = nil
+        var wantsJSON = false
+        /// A failure's line on stderr, and with --json the same as one object on stdout.
+        func failed(_ line: String, status: Int32) -> Int32 {
+            Terminal.error(line)
+            if wantsJSON { CommandJSON.failure(command.name, container: container, error: line, status: status) }
+            return status
+        }
         do {
             let parsed = try ParsedArguments.parse(Array(arguments.dropFirst()), options: command.options)
             container = parsed.positionals.first
+            wantsJSON = parsed.has("--json") && CommandJSON.commands.contains(command.name)
             if parsed.has("--help") {
                 Terminal.out(command.help)
                 return 0
@@ -86,22 +94,17 @@ public enum Main {
             context.mountOptions = mountOptions
             return try command.run(parsed, context)
         } catch let error as UsageError {
-            Terminal.error("\(error.description) (see 'asicfs \(command.name) --help')")
-            return 2
+            return failed("\(error.description) (see 'asicfs \(command.name) --help')", status: 2)
         } catch let error as ConfigurationError {
-            Terminal.error(error.description)
-            return 2
+            return failed(error.description, status: 2)
         } catch let error as ContainerError {
             // Name the container unless the message is about another path already.
             switch error {
-            case .io, .notRegularFile: Terminal.error(error.description)
-            default:
-                Terminal.error((container.map { "\($0): " } ?? "") + error.description)
+            case .io, .notRegularFile: return failed(error.description, status: 1)
+            default: return failed((container.map { "\($0): " } ?? "") + error.description, status: 1)
             }
-            return 1
         } catch {
-            Terminal.error("\(error)")
-            return 1
+            return failed("\(error)", status: 1)
         }
     }
 

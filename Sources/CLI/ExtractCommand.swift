@@ -15,6 +15,7 @@ let extractCommand = Command(
         OptionSpec(names: ["-d", "--directory"], takesValue: true, help: "extract into this folder"),
         OptionSpec(names: ["-p", "--stdout"], takesValue: false, help: "write the data to standard output"),
         OptionSpec(names: ["-f", "--force"], takesValue: false, help: "overwrite existing files"),
+        jsonOption,
     ],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
@@ -36,6 +37,7 @@ let extractCommand = Command(
         defer { progress.finish() }
         var done: Int64 = 0
         if arguments.has("--stdout") {
+            if arguments.has("--json") { throw UsageError("--json and --stdout cannot go together: the data is the output") }
             for name in names {
                 try container.read(name) { chunk in
                     try writeAll(STDOUT_FILENO, chunk, what: "standard output")
@@ -53,6 +55,11 @@ let extractCommand = Command(
                 done += Int64(count)
                 progress.update(done: done, total: total)
             }
+        }
+        if arguments.has("--json") {
+            CommandJSON.success("extract", container: arguments.positionals[0], ["extracted": .list(zip(names, targets).map { name, target in
+                .object(["name": .text(name), "path": .text(target)])
+            })])
         }
         return 0
     })

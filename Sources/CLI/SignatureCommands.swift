@@ -26,7 +26,8 @@ let signCommand = Command(
     smart-id.url, smart-id.relying-party-uuid, smart-id.relying-party-name, smart-id.timeout
     (default 180 s); notify (desktop notification of the verification code).
     """,
-    options: [OptionSpec(names: ["-m", "--method"], takesValue: true, help: "mobile-id, smart-id, id-card, pkcs11, pkcs12 or remote")],
+    options: [OptionSpec(names: ["-m", "--method"], takesValue: true, help: "mobile-id, smart-id, id-card, pkcs11, pkcs12 or remote"),
+              jsonOption],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         guard let name = arguments.value("--method") else { throw UsageError("missing --method") }
@@ -56,13 +57,22 @@ let signCommand = Command(
             case .step(let text): progress.message(text)
             case .verificationCode(let code):
                 progress.finish()
-                Terminal.out("verification code: \(code) (sign only if your phone shows the same code)")
+                // With --json, standard output is the one object: the code goes to stderr then.
+                let line = "verification code: \(code) (sign only if your phone shows the same code)"
+                if arguments.has("--json") { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { Terminal.out(line) }
                 DesktopNotification.verificationCode(code, method: method.rawValue, configuration: context.configuration)
             case .waitingForUser(let what): progress.message(what)
             }
         }
         progress.finish()
-        Terminal.out(outcome.summary)
+        if arguments.has("--json") {
+            CommandJSON.success("sign", container: path, [
+                "signature_file": .text(outcome.signatureFile), "signature_id": .text(outcome.signatureId),
+                "signer": .text(outcome.report.signerName ?? ""), "verdict": .text(outcome.report.verdict.rawValue),
+                "profile": .text(outcome.report.profile)])
+        } else {
+            Terminal.out(outcome.summary)
+        }
         return outcome.report.verdict == .invalid ? 1 : 0
     })
 
@@ -78,7 +88,7 @@ let extendCommand = Command(
     time-stamp's certificate has expired; extend again before the newest one expires. The
     container is rewritten atomically, and only when every extended signature still validates.
     """,
-    options: [OptionSpec(names: ["--signature"], takesValue: true, help: "extend signature N (from 0) only")],
+    options: [OptionSpec(names: ["--signature"], takesValue: true, help: "extend signature N (from 0) only"), jsonOption],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         if arguments.positionals.count > 1 { throw UsageError("extend takes one CONTAINER") }
@@ -93,6 +103,13 @@ let extendCommand = Command(
         let interruption = CancelOnSignals(cancellation)
         defer { interruption.restore() }
         let (_, extended) = try ArchiveExtension(container: container, environment: environment).run(index: index, cancellation: cancellation)
+        if arguments.has("--json") {
+            CommandJSON.success("extend", container: arguments.positionals[0], ["extended": .list(extended.map { item in
+                .object(["index": .number(item.index), "signature_id": .text(item.id ?? ""), "signature_file": .text(item.file),
+                         "verdict": .text(item.report.verdict.rawValue), "profile": .text(item.report.profile)])
+            })])
+            return 0
+        }
         for item in extended {
             Terminal.out("extended: \(item.report.signerName ?? "signature") \(item.id ?? "#\(item.index)") in \(item.file), "
                 + "\(item.report.verdict.rawValue) (\(item.report.profile))")

@@ -49,4 +49,62 @@ final class JSONOutputTests: CLITestCase {
             XCTAssertTrue(result.stderr.hasPrefix("asicfs: ") && result.stderr.filter { $0 == "\n" }.count == 1, result.stderr)
         }
     }
+
+    func object(_ result: RunResult, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        let value = try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any], result.stdout, file: file, line: line)
+        XCTAssertEqual(value["format_version"] as? Int, 1, file: file, line: line)
+        assertSnakeCase(value, "\(value["command"] ?? "?")", file: file, line: line)
+        return value
+    }
+
+    /// create, add, remove and extract print one object with --json, on success and on failure
+    /// (with the same exit status and the one line on stderr).
+    func testEditingCommandsPrintOneObjectOnSuccessAndOnFailure() throws {
+        let container = path("j.asice")
+        try write("a.txt", "alpha\n")
+        try write("b.txt", "bravo\n")
+        var result = try asicfs(["create", container, path("a.txt"), "--json"])
+        assertSuccess(result)
+        var value = try object(result)
+        XCTAssertEqual(value["command"] as? String, "create")
+        XCTAssertEqual(value["ok"] as? Bool, true)
+        XCTAssertEqual(value["data_files"] as? [String], ["a.txt"])
+
+        result = try asicfs(["add", container, path("b.txt"), "--json"])
+        assertSuccess(result)
+        value = try object(result)
+        XCTAssertEqual(value["added"] as? [String], ["b.txt"])
+        XCTAssertEqual(value["data_files"] as? [String], ["a.txt", "b.txt"])
+
+        result = try asicfs(["add", container, path("b.txt"), "--json"])
+        XCTAssertEqual(result.status, 1)
+        value = try object(result)
+        XCTAssertEqual(value["ok"] as? Bool, false)
+        XCTAssertEqual(value["exit_status"] as? Int, 1)
+        XCTAssertTrue((value["error"] as? String ?? "").contains("already"), "\(value)")
+        XCTAssertTrue(result.stderr.hasPrefix("asicfs: ") && result.stderr.filter { $0 == "\n" }.count == 1, result.stderr)
+
+        result = try asicfs(["extract", container, "-d", path("out"), "--json"])
+        assertSuccess(result)
+        value = try object(result)
+        let extracted = try XCTUnwrap(value["extracted"] as? [[String: String]])
+        XCTAssertEqual(extracted.map { $0["name"] }, ["a.txt", "b.txt"])
+        XCTAssertEqual(try String(contentsOfFile: try XCTUnwrap(extracted[1]["path"]), encoding: .utf8), "bravo\n")
+        result = try asicfs(["extract", container, "--stdout", "--json"])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertEqual(try object(result)["exit_status"] as? Int, 2)
+
+        result = try asicfs(["remove", container, "a.txt", "--json"])
+        assertSuccess(result)
+        value = try object(result)
+        XCTAssertEqual(value["removed"] as? [String], ["a.txt"])
+        XCTAssertEqual(value["data_files"] as? [String], ["b.txt"])
+        result = try asicfs(["remove", container, "zzz.txt", "--json"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(try object(result)["ok"] as? Bool, false)
+
+        result = try asicfs(["add", path("missing.asice"), path("a.txt"), "--json"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(try object(result)["container"] as? String, path("missing.asice"))
+    }
 }

@@ -238,6 +238,29 @@ final class SignVerifyTests: CLITestCase {
         assertFailure(try asicfs(["verify", container, "--warnings=maybe"] + settings), status: 2, mentions: ["--warnings takes error or ignore"])
     }
 
+    /// sign and extend with --json: one object on success and on failure.
+    func testSignAndExtendWithJSON() throws {
+        let container = try unsignedContainer()
+        let pass = try passphraseFile(TestPKI.passphrase)
+        var result = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)", "passphrase-file=\(pass)", "--json"] + settings)
+        assertSuccess(result)
+        var value = try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any], result.stdout)
+        XCTAssertEqual(value["command"] as? String, "sign")
+        XCTAssertEqual(value["ok"] as? Bool, true)
+        XCTAssertEqual(value["signature_file"] as? String, "META-INF/signatures0.xml")
+        XCTAssertEqual(value["verdict"] as? String, "VALID")
+        XCTAssertEqual(value["signer"] as? String, "JÕEORG,JAAK-KRISTJAN,38001085718")
+        result = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)", "passphrase-file=\(try passphraseFile("nope"))", "--json"] + settings)
+        XCTAssertEqual(result.status, 1)
+        value = try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any], result.stdout)
+        XCTAssertEqual(value["ok"] as? Bool, false)
+        XCTAssertTrue((value["error"] as? String ?? "").contains("wrong passphrase"), "\(value)")
+        result = try asicfs(["extend", container, "--json"] + settings)
+        assertSuccess(result)
+        value = try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any], result.stdout)
+        XCTAssertEqual((value["extended"] as? [[String: Any]])?.first?["profile"] as? String, "BES/time-stamp-archive")
+    }
+
     func testCtrlCCancelsASigningAndKeepsTheContainer() throws {
         let silent = try LoopbackProcess.silentServer()
         defer { silent.stop() }
