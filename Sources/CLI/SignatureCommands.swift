@@ -120,8 +120,15 @@ let extendCommand = Command(
 /// The signer for a command-line request; a PKCS#12 passphrase may come from the terminal.
 private func makeSigner(_ method: SigningMethod, _ parameters: SigningParameters, _ context: SignerContext) throws -> Signer {
     if method == .pkcs12, parameters["passphrase-file"] == nil, let file = parameters["file"], isatty(STDIN_FILENO) == 1 {
-        let passphrase = try Terminal.readSecret(prompt: "Passphrase for \(file): ")
-        return try PKCS12Signer(file: file, passphrase: passphrase)
+        // Three tries, as PIN prompts give: a wrong passphrase asks again.
+        for attempt in 1...3 {
+            let passphrase = try Terminal.readSecret(prompt: "Passphrase for \(file): ")
+            do { return try PKCS12Signer(file: file, passphrase: passphrase) } catch let error as SigningError
+                where attempt < 3 && error.description.hasPrefix("wrong passphrase") {
+                passphrase.wipe()
+                FileHandle.standardError.write(Data("asicfs: \(PrintableText.escaped(error.description)); try again (\(3 - attempt) left)\n".utf8))
+            }
+        }
     }
     do { return try method.signer(parameters, context: context) } catch let error as SigningParameterError {
         throw UsageError(error.description)

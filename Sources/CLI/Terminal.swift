@@ -27,9 +27,12 @@ enum Terminal {
         tcgetattr(fd, &saved)
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
+        // Ctrl-C (or SIGTERM, SIGHUP) at the prompt puts the echo back before the process ends.
+        EchoRestore.arm(fd: fd, saved: saved)
         tcsetattr(fd, TCSAFLUSH, &quiet)
         defer {
             tcsetattr(fd, TCSAFLUSH, &saved)
+            EchoRestore.disarm()
             _ = write(fd, "\n", 1)
         }
         var bytes: [UInt8] = []
@@ -39,6 +42,34 @@ enum Terminal {
         bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
         byte = 0
         return secret
+    }
+}
+
+/// While echo is off for a secret: a signal that ends the process restores the terminal first
+/// (only async-signal-safe calls in the handler: tcsetattr, write, signal, raise).
+enum EchoRestore {
+    nonisolated(unsafe) static var fd: Int32 = -1
+    nonisolated(unsafe) static var saved = termios()
+    static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+    static func arm(fd: Int32, saved: termios) {
+        Self.saved = saved
+        Self.fd = fd
+        for number in signals {
+            signal(number) { received in
+                if EchoRestore.fd >= 0 {
+                    _ = tcsetattr(EchoRestore.fd, TCSANOW, &EchoRestore.saved)
+                    _ = write(EchoRestore.fd, "\n", 1)
+                }
+                signal(received, SIG_DFL)
+                raise(received)
+            }
+        }
+    }
+
+    static func disarm() {
+        for number in signals { signal(number, SIG_DFL) }
+        fd = -1
     }
 }
 
