@@ -38,8 +38,7 @@ public struct JSONService: Sendable {
     public init(name: String, prefix: String, productionURL: String, demoURL: String, context: SignerContext) throws {
         self.name = name
         let configuration = context.configuration
-        var url = configuration["\(prefix).url"] ?? (Self.usesDemo(configuration) ? demoURL : productionURL)
-        while url.hasSuffix("/") { url.removeLast() }
+        let url = Self.baseURL(prefix: prefix, productionURL: productionURL, demoURL: demoURL, configuration: configuration)
         baseURL = url
         let pins: [PinnedCertificate]
         if let file = configuration["\(prefix).tls-cert"], !file.isEmpty {
@@ -56,9 +55,16 @@ public struct JSONService: Sendable {
         do { http = try HTTPClient(options) } catch { throw SigningError("\(name): \(error)") }
     }
 
-    /// Whether this is a production service of SK (which needs the user's own relying party).
-    public var isSKProduction: Bool {
-        guard let host = URLComponents(string: baseURL)?.host else { return false }
+    /// `<prefix>.url`, else the production or (`usesDemo`) the demo URL, without a trailing slash.
+    public static func baseURL(prefix: String, productionURL: String, demoURL: String, configuration: Configuration) -> String {
+        var url = configuration["\(prefix).url"] ?? (usesDemo(configuration) ? demoURL : productionURL)
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+
+    /// Whether `url` is a production service of SK (which needs the user's own relying party).
+    public static func isSKProduction(_ url: String) -> Bool {
+        guard let host = URLComponents(string: url)?.host else { return false }
         return host == "mid.sk.ee" || host == "rp-api.smart-id.com"
     }
 

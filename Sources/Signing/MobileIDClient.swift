@@ -27,10 +27,10 @@ public struct MobileIDClient: Sendable {
     /// and `proxy`; contacts nothing yet.
     public init(context: SignerContext) throws {
         let configuration = context.configuration
-        service = try JSONService(name: "Mobile-ID", prefix: "mobile-id", productionURL: Self.productionURL,
-                                  demoURL: Self.demoURL, context: context)
+        let url = JSONService.baseURL(prefix: "mobile-id", productionURL: Self.productionURL, demoURL: Self.demoURL,
+                                      configuration: configuration)
         let uuid = configuration["mobile-id.relying-party-uuid"], name = configuration["mobile-id.relying-party-name"]
-        if service.isSKProduction && (uuid == nil || name == nil) {
+        if JSONService.isSKProduction(url) && (uuid == nil || name == nil) {
             throw SigningError("Mobile-ID in production needs your own relying party, agreed with SK ID Solutions: set "
                 + "mobile-id.relying-party-uuid and mobile-id.relying-party-name (for SK's demo service: demo = yes, or tsl = test)")
         }
@@ -52,6 +52,8 @@ public struct MobileIDClient: Sendable {
             timeout = Self.defaultTimeout
         }
         cancellation = context.cancellation
+        service = try JSONService(name: "Mobile-ID", prefix: "mobile-id", productionURL: Self.productionURL,
+                                  demoURL: Self.demoURL, context: context)
     }
 
     /// The person's signing certificate (`POST /certificate`).

@@ -27,9 +27,9 @@ struct SmartIDClient: Sendable {
     /// `.timeout`; refuses settings the service would refuse anyway, before anything is sent.
     init(context: SignerContext) throws {
         let configuration = context.configuration
-        service = try JSONService(name: "Smart-ID", prefix: "smart-id", productionURL: Self.productionURL,
-                                  demoURL: Self.demoURL, context: context)
-        if service.isSKProduction && (configuration["smart-id.relying-party-uuid"] == nil || configuration["smart-id.relying-party-name"] == nil) {
+        let url = JSONService.baseURL(prefix: "smart-id", productionURL: Self.productionURL, demoURL: Self.demoURL,
+                                      configuration: configuration)
+        if JSONService.isSKProduction(url) && (configuration["smart-id.relying-party-uuid"] == nil || configuration["smart-id.relying-party-name"] == nil) {
             throw SigningError("Smart-ID in production needs your own relying party, agreed with SK ID Solutions: set "
                 + "smart-id.relying-party-uuid and smart-id.relying-party-name (for SK's demo service: demo = yes, or tsl = test)")
         }
@@ -48,6 +48,8 @@ struct SmartIDClient: Sendable {
         }
         self.timeout = timeout
         cancellation = context.cancellation
+        service = try JSONService(name: "Smart-ID", prefix: "smart-id", productionURL: Self.productionURL,
+                                  demoURL: Self.demoURL, context: context)
     }
 
     /// `POST /certificatechoice/…` at QUALIFIED level; the random nonce keeps a quick second

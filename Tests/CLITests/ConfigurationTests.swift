@@ -338,7 +338,7 @@ final class ConfigurationLoadTests: XCTestCase {
         let path = try file("xdg/asicfs/config", "\n\n\nsmart-id.urll = x\n")
         let environment = ["XDG_CONFIG_HOME": folder.appendingPathComponent("xdg").path]
         let message = loadError { try Configuration.load(explicitPath: nil, overrides: [], environment: environment) }
-        XCTAssertEqual(message, "\(path):4: unknown configuration key 'smart-id.urll'")
+        XCTAssertEqual(message, "\(path):4: unknown configuration key 'smart-id.urll'; did you mean 'smart-id.url'?")
     }
 
     func testLineWithoutEqualsIsAnErrorWithItsLineNumber() throws {
@@ -392,7 +392,7 @@ final class ConfigurationLoadTests: XCTestCase {
         XCTAssertEqual(Configuration.keys.count, Configuration.knownKeys.count, "a key is listed twice")
         var text = ""
         for (index, entry) in Configuration.keys.enumerated() {
-            let value = entry.key == "profile" ? "B" : entry.key == "notify" ? "no"
+            let value = entry.key == "profile" ? "B" : entry.key == "notify" || entry.key == "demo" ? "no"
                 : entry.key.hasSuffix(".timeout") ? "\(index)" : "value-\(index)"
             text += "\(entry.key) = \(value)\n"
         }

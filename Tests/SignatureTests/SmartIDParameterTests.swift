@@ -76,7 +76,7 @@ final class SmartIDParameterTests: XCTestCase {
         let parameters = try SigningMethod.smartID.parse("country=EE idcode=30303039914")
         for (setting, message) in cases {
             let configuration = try Configuration.load(explicitPath: "/dev/null", overrides: [
-                "tsl=none", "smart-id.tls-cert=/dev/null", setting,
+                "tsl=none", "demo=yes", "smart-id.tls-cert=/dev/null", setting,
             ])
             let context = SignerContext(environment: try SignatureEnvironment(configuration: configuration), cancellation: Cancellation())
             XCTAssertThrowsError(try SigningMethod.smartID.signer(parameters, context: context), setting) {
