@@ -78,6 +78,22 @@ final class MountSigningTests: XCTestCase {
 
     // MARK: - Signing
 
+    /// A control-file request is one line: values with spaces in "double" or 'single' quotes
+    /// (the other kind inside), `role=` repeated, each a ClaimedRole.
+    func testQuotedValuesAndRepeatedRolesInARequest() throws {
+        let fixture = try mountedContainer(["a.txt": "alpha\n"])
+        let line = "\(try pkcs12Request()) role=\"O'Brien's deputy\" role='Board member' city=\"Tartu linn\"\n"
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: fixture.path(".asicfs/sign/pkcs12")))
+        try handle.write(contentsOf: Data(line.utf8))
+        try handle.close()
+        let wait = try waitForSigning(fixture)
+        XCTAssertEqual(wait.status, 0, wait.stderr)
+        let report = try text(fixture.path(".asicfs/signatures/\(Self.signerFolder)/report"))
+        XCTAssertTrue(report.contains("roles            O'Brien's deputy, Board member\n"), report)
+        XCTAssertTrue(report.contains("Tartu linn"), report)
+        try fixture.unmount()
+    }
+
     /// A signed container whose large data file is damaged mid-stream: reading the signature's
     /// status says INVALID and names the file (it killed the daemon: SIGILL in the streaming
     /// read), and the mount goes on serving.
