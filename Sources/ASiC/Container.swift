@@ -163,8 +163,8 @@ public final class Container: @unchecked Sendable {
             // One signature or one time-stamp (with its archive time-stamps), as the reference
             // takes it; none is an unsigned ASiC-S, which lists like an unsigned ASiC-E.
             let timeStamps = signatureEntries.filter { $0.name.hasSuffix(".tst") }
-            let archiveManifests = signatureEntries.filter { isArchiveManifest(String($0.name.dropFirst(EntryName.metaInfPrefix.count))) }
-            let signatures = signatureEntries.filter { !$0.name.hasSuffix(".tst") && !archiveManifests.map(\.name).contains($0.name) }
+            let archiveManifests = signatureEntries.filter { isArchiveManifest($0.name) }
+            let signatures = signatureEntries.filter { !$0.name.hasSuffix(".tst") && !isArchiveManifest($0.name) }
             if !archiveManifests.isEmpty && timeStamps.isEmpty {
                 throw ContainerError.notASiC("the ASiC-S container has an archive manifest but no time-stamp")
             }
@@ -251,9 +251,11 @@ public final class Container: @unchecked Sendable {
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// An ASiC-S archive manifest's base name (`ASiCArchiveManifest*.xml`).
-    static func isArchiveManifest(_ base: String) -> Bool {
-        base.hasPrefix("ASiCArchiveManifest") && base.hasSuffix(".xml")
+    /// `META-INF/ASiCArchiveManifest*.xml`: an archive manifest of a long-term ASiC-S.
+    public static func isArchiveManifest(_ name: String) -> Bool {
+        guard name.hasPrefix(EntryName.metaInfPrefix) else { return false }
+        let base = name.dropFirst(EntryName.metaInfPrefix.count)
+        return base.hasPrefix("ASiCArchiveManifest") && base.hasSuffix(".xml") && !base.contains("/")
     }
 
     private static func isSignatureFile(_ name: String, kind: ContainerKind) -> Bool {
@@ -267,7 +269,7 @@ public final class Container: @unchecked Sendable {
         case .asicS:
             // timestamp.tst, and the later tokens and archive manifests of a long-term ASiC-S
             // (timestamp002.tst, ASiCArchiveManifest.xml, ...: ETSI EN 319 162-1).
-            return (base.hasPrefix("timestamp") && base.hasSuffix(".tst")) || isArchiveManifest(base)
+            return (base.hasPrefix("timestamp") && base.hasSuffix(".tst")) || isArchiveManifest(name)
                 || base.hasSuffix(".p7s") || (base.contains("signature") && base.hasSuffix(".xml"))
         }
     }

@@ -33,7 +33,8 @@ enum CommandJSON {
         emit(fields)
     }
 
-    private static func emit(_ fields: [String: Value]) {
+    /// Any of asicfs's JSON objects (also `verify --json`'s error object), with `format_version`.
+    static func emit(_ fields: [String: Value]) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var all = fields

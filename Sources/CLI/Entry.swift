@@ -30,6 +30,11 @@ public enum Main {
     /// Other names a command answers to (what people type from other tools).
     static let aliases = ["list": "ls", "rm": "remove", "unmount": "umount"]
 
+    /// The command by its name or an alias.
+    static func command(named name: String) -> Command? {
+        commands.first { $0.name == (aliases[name] ?? name) }
+    }
+
     public static func run(_ arguments: [String]) -> Int32 {
         let arguments = movingGlobalOptionsAfterTheCommand(Array(arguments.dropFirst()))
         guard let first = arguments.first else {
@@ -49,7 +54,7 @@ public enum Main {
                 Terminal.out(globalHelp)
                 return 0
             }
-            guard let command = commands.first(where: { $0.name == (aliases[arguments[1]] ?? arguments[1]) }) else {
+            guard let command = command(named: arguments[1]) else {
                 Terminal.error("unknown command '\(arguments[1])' (see 'asicfs --help')")
                 return 2
             }
@@ -58,7 +63,7 @@ public enum Main {
         default:
             break
         }
-        guard let command = commands.first(where: { $0.name == (aliases[first] ?? first) }) else {
+        guard let command = command(named: first) else {
             let suggestion = Suggestion.closest(to: first, among: commands.map(\.name) + aliases.keys).map { "; did you mean '\(aliases[$0] ?? $0)'?" } ?? ""
             Terminal.error("unknown command '\(first)'\(suggestion) (see 'asicfs --help')")
             return 2

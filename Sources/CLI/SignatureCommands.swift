@@ -166,7 +166,7 @@ let verifyCommand = Command(
         } catch {
             // A script that asked for JSON gets JSON on stdout, also when nothing could be checked
             // (the one-line error still goes to stderr, and the exit status is 1).
-            if arguments.has("--json") { FileHandle.standardOutput.write(Data(verifyErrorJSON(arguments.positionals[0], error).utf8)) }
+            if arguments.has("--json") { CommandJSON.emit(["path": .text(arguments.positionals[0]), "error": .text("\(error)")]) }
             throw error
         }
         let report = environment.validator().validate(container)
@@ -176,20 +176,6 @@ let verifyCommand = Command(
         if warningsFail && report.verdict == .validWithWarnings { return 1 }
         return report.verdict.isAcceptable ? 0 : 1
     })
-
-/// `verify --json` when the container cannot be opened (or the settings cannot be used).
-func verifyErrorJSON(_ path: String, _ error: Error) -> String {
-    struct Failure: Encodable {
-        let formatVersion = JSONFormat.version
-        let path: String
-        let error: String
-    }
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    encoder.keyEncodingStrategy = .convertToSnakeCase
-    let data = (try? encoder.encode(Failure(path: path, error: "\(error)"))) ?? Data("{}".utf8)
-    return PrintableText.jsonSafe(String(decoding: data, as: UTF8.self)) + "\n"
-}
 
 /// Turns SIGINT and SIGTERM into a cancellation while a signing runs.
 final class CancelOnSignals: @unchecked Sendable {

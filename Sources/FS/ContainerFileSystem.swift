@@ -285,10 +285,6 @@ public final class ContainerFileSystem: @unchecked Sendable {
         name.isEmpty || emptyFolders.contains(name) || order.hasFiles(below: name)
     }
 
-    private func appendToOrder(_ name: String) {
-        order.append(name)
-    }
-
     private func attributes(of entry: Entry) -> NodeAttributes {
         let writable = !readOnly && !snapshot.isSigned && snapshot.kind == .asicE
         switch entry {
@@ -431,7 +427,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             try checkNewName(name)
             let spool = newSpool()
             view[name] = .spooled(spool)
-            appendToOrder(name)
+            order.append(name)
             removeEmptyFolders(above: name)
             spool.opened += 1
             spool.writers += 1
@@ -844,10 +840,10 @@ public final class ContainerFileSystem: @unchecked Sendable {
                         stillPending = true
                         continue
                     }
-                    // A time set during the save (touch) is still to be saved.
+                    // A time set during the save (touch) is still to be saved (the change count says
+                    // so, as it does for a rename during the save).
                     let unsavedTime = modified != nil && modified != kept.modified
                     view[name] = .stored(now, modified: unsavedTime ? modified : nil)
-                    stillPending = stillPending || unsavedTime || kept.name != name
                 case .spooled(let spool):
                     // Saved as it is now and nobody can change it: the container has it. A reader
                     // still holding it (`sync FILE`, a thumbnailer) reads the same bytes from the
@@ -855,8 +851,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
                     if let done = plan.spools[ObjectIdentifier(spool)], done.generation == spool.generation,
                        spool.writers == 0, let now = saved.dataFile(named: done.name) {
                         view[name] = .stored(now, modified: nil)
-                        stillPending = stillPending || done.name != name
                     } else {
+                        // Still open for writing when the save began: saved once it is closed.
                         stillPending = stillPending || spool.failed == nil
                     }
                 }

@@ -208,7 +208,7 @@ public enum MountRegistry {
             return PathText.lastComponent(of: program).hasPrefix("asicfs")
         }
         /// Stopped by a signal (SIGSTOP, a debugger): it cannot save until continued.
-        public var isStopped: Bool { MountRegistry.state(of: pid) == "T" || MountRegistry.state(of: pid) == "t" }
+        public var isStopped: Bool { MountRegistry.state(of: pid).map { $0 == "T" || $0 == "t" } ?? false }
     }
 
     /// The daemon recorded for `mountpoint`, running or not (a killed one leaves its record).

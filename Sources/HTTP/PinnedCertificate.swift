@@ -18,15 +18,9 @@ public enum PinnedCertificate: Sendable, Equatable {
                 guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                     throw .pinnedCertificateUnreadable("cannot read \(path)")
                 }
-                guard text.contains("-----BEGIN CERTIFICATE-----") else {
-                    throw .pinnedCertificateUnreadable("\(path) holds no PEM certificate")
-                }
-                bundle += text.hasSuffix("\n") ? text : text + "\n"
+                bundle += try pem(text, from: "\(path) holds")
             case .pem(let text):
-                guard text.contains("-----BEGIN CERTIFICATE-----") else {
-                    throw .pinnedCertificateUnreadable("the PEM text holds no certificate")
-                }
-                bundle += text.hasSuffix("\n") ? text : text + "\n"
+                bundle += try pem(text, from: "the PEM text holds")
             case .der(let der):
                 // A DER certificate is one SEQUENCE; anything else is a caller mistake worth naming.
                 guard der.first == 0x30, der.count > 16 else {
@@ -37,5 +31,11 @@ public enum PinnedCertificate: Sendable, Equatable {
             }
         }
         return bundle
+    }
+
+    /// PEM text ending in a line end, if it holds a certificate (`from` names it in the error).
+    private static func pem(_ text: String, from source: String) throws(HTTPError) -> String {
+        guard text.contains("-----BEGIN CERTIFICATE-----") else { throw .pinnedCertificateUnreadable("\(source) no PEM certificate") }
+        return text.hasSuffix("\n") ? text : text + "\n"
     }
 }

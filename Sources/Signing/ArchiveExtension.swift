@@ -32,10 +32,11 @@ public struct ArchiveExtension {
         guard container.kind == .asicE else {
             throw SigningError("this is an ASiC-S container; asicfs extends the XAdES signatures of ASiC-E containers")
         }
-        var signatures: [(file: String, signature: XAdESSignature, count: Int)] = []
+        var signatures: [(file: String, bytes: [UInt8], signature: XAdESSignature, count: Int)] = []
         for file in container.signatureFiles where file.name.hasSuffix(".xml") {
-            let parsed = try XAdESSignature.parse(file: file.name, bytes: try container.signatureBytes(file))
-            signatures += parsed.map { (file.name, $0, parsed.count) }
+            let bytes = try container.signatureBytes(file)
+            let parsed = try XAdESSignature.parse(file: file.name, bytes: bytes)
+            signatures += parsed.map { (file.name, bytes, $0, parsed.count) }
         }
         if let index, index >= signatures.count {
             throw SigningError("there is no signature \(index): the container has \(signatures.count) (numbered from 0, as asicfs verify shows them)")
@@ -48,7 +49,7 @@ public struct ArchiveExtension {
         var replaced: [(name: String, bytes: [UInt8])] = []
         var extended: [Extended] = []
         for number in chosen {
-            let (file, signature, count) = signatures[number]
+            let (file, bytes, signature, count) = signatures[number]
             guard isLongTerm(signature) else {
                 throw SigningError("signature \(number) is \(signature.profile); only LT signatures (time-stamp and OCSP) get an archive time-stamp")
             }
@@ -63,7 +64,6 @@ public struct ArchiveExtension {
                 if cancellation.isCancelled { throw SigningError("the extension was cancelled; the container is unchanged") }
                 throw SigningError("time-stamp: \(error)")
             }
-            let bytes = try container.signatureBytes(container.signatureFiles.first { $0.name == file }!)
             let document = try Self.inserting(archiveTimeStamp(token.der, id: "\(signature.id ?? "S\(number)")-A\(signature.archiveTimeStamps.count)"),
                                               into: bytes, file: file)
             let report = environment.validator().validateNew(signatureFile: file, bytes: document, in: container)

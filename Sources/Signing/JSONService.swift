@@ -30,15 +30,13 @@ public struct JSONService: Sendable {
         configuration["demo"] == "yes" || configuration["tsl"] == "test"
     }
 
-    /// `prefix` is the configuration prefix (`mobile-id`): `<prefix>.url` (else the production or,
-    /// with `usesDemo`, the demo URL) and `<prefix>.tls-cert`, a PEM file of the certificates to
-    /// pin. For SK's hosts the built-in anchors serve without it; any other service must be
-    /// pinned: an unpinned connection would let a man in the middle ask the user to sign a hash
-    /// of its choosing.
-    public init(name: String, prefix: String, productionURL: String, demoURL: String, context: SignerContext) throws {
+    /// The service at `url` (from `baseURL(prefix:…)`); `prefix` is the configuration prefix
+    /// (`mobile-id`) of `<prefix>.tls-cert`, a PEM file of the certificates to pin. For SK's hosts
+    /// the built-in anchors serve without it; any other service must be pinned: an unpinned
+    /// connection would let a man in the middle ask the user to sign a hash of its choosing.
+    public init(name: String, prefix: String, url: String, context: SignerContext) throws {
         self.name = name
         let configuration = context.configuration
-        let url = Self.baseURL(prefix: prefix, productionURL: productionURL, demoURL: demoURL, configuration: configuration)
         baseURL = url
         let pins: [PinnedCertificate]
         if let file = configuration["\(prefix).tls-cert"], !file.isEmpty {

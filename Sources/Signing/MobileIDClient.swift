@@ -52,8 +52,7 @@ public struct MobileIDClient: Sendable {
             timeout = Self.defaultTimeout
         }
         cancellation = context.cancellation
-        service = try JSONService(name: "Mobile-ID", prefix: "mobile-id", productionURL: Self.productionURL,
-                                  demoURL: Self.demoURL, context: context)
+        service = try JSONService(name: "Mobile-ID", prefix: "mobile-id", url: url, context: context)
     }
 
     /// The person's signing certificate (`POST /certificate`).

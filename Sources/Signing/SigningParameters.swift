@@ -27,14 +27,14 @@ public struct SigningParameters: Sendable, Equatable {
     /// Parses a control file's one line (`key=value key="value with spaces"`; see `tokens`)
     /// and checks every key against `allowed` (plus the common keys).
     public static func parse(_ text: String, method: String, allowed: Set<String>,
-                             home: String = SigningParameters.homeFolder()) throws -> SigningParameters {
+                             home: String = Configuration.homeFolder()) throws -> SigningParameters {
         try parse(arguments: try tokens(text), method: method, allowed: allowed, home: home)
     }
 
     /// Parses command-line arguments: each one is one `key=value`, split at the first `=` and
     /// taken literally (the shell has done the quoting: no splitting, no quote removal here).
     public static func parse(arguments: [String], method: String, allowed: Set<String>,
-                             home: String = SigningParameters.homeFolder()) throws -> SigningParameters {
+                             home: String = Configuration.homeFolder()) throws -> SigningParameters {
         var parameters = SigningParameters()
         for token in arguments {
             guard let equals = token.firstIndex(of: "=") else {
@@ -65,13 +65,6 @@ public struct SigningParameters: Sendable, Equatable {
         details.postalCode = values["postal-code"]
         details.country = values["country"]
         return details
-    }
-
-    /// The home folder as a shell finds it: $HOME, else the password database's entry.
-    public static func homeFolder() -> String {
-        if let home = ProcessInfo.processInfo.environment["HOME"], !home.isEmpty { return home }
-        if let entry = getpwuid(getuid()), let folder = entry.pointee.pw_dir { return String(cString: folder) }
-        return "/"
     }
 
     /// The control files' one-line format: parameters separated by white space; a value (or any

@@ -48,8 +48,7 @@ struct SmartIDClient: Sendable {
         }
         self.timeout = timeout
         cancellation = context.cancellation
-        service = try JSONService(name: "Smart-ID", prefix: "smart-id", productionURL: Self.productionURL,
-                                  demoURL: Self.demoURL, context: context)
+        service = try JSONService(name: "Smart-ID", prefix: "smart-id", url: url, context: context)
     }
 
     /// `POST /certificatechoice/…` at QUALIFIED level; the random nonce keeps a quick second

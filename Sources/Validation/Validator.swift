@@ -42,7 +42,7 @@ public final class Validator: @unchecked Sendable {
                 timeStamps.append(TimeStampFile(name: file.name, bytes: bytes))
                 continue
             }
-            if container.kind == .asicS && ASiCArchiveManifest.isArchiveManifest(file.name) {
+            if container.kind == .asicS && Container.isArchiveManifest(file.name) {
                 archiveManifests.append(TimeStampFile(name: file.name, bytes: bytes))
                 continue
             }

@@ -11,7 +11,7 @@ public struct ASiCArchiveManifest: Sendable {
         public let digestAlgorithmURI: String
         public let digestValue: [UInt8]
         /// The name in the container (the URI, %XX-decoded, without a leading '/').
-        public var name: String { ReferenceURI.decode(uri.hasPrefix("/") ? String(uri.dropFirst()) : uri) }
+        public var name: String { ReferenceURI.name(of: uri) }
     }
 
     public static let namespaces = ["http://uri.etsi.org/02918/v1.2.1#", "http://uri.etsi.org/2918/v1.2.1#"]
@@ -20,11 +20,6 @@ public struct ASiCArchiveManifest: Sendable {
     /// The time-stamp token that covers this manifest.
     public let timeStampFile: String?
     public let references: [Reference]
-
-    public static func isArchiveManifest(_ name: String) -> Bool {
-        let base = name.hasPrefix("META-INF/") ? String(name.dropFirst("META-INF/".count)) : name
-        return base.hasPrefix("ASiCArchiveManifest") && base.hasSuffix(".xml") && !base.contains("/")
-    }
 
     public static func parse(file: String, bytes: [UInt8]) throws -> ASiCArchiveManifest {
         let document = try SafeXMLDocument.parse(bytes, name: file)
@@ -47,7 +42,7 @@ public struct ASiCArchiveManifest: Sendable {
             }
             return Reference(uri: uri, digestAlgorithmURI: algorithm, digestValue: [UInt8](digest))
         }
-        let token = sigURI.map { ReferenceURI.decode($0.hasPrefix("/") ? String($0.dropFirst()) : $0) }
+        let token = sigURI.map(ReferenceURI.name(of:))
         return ASiCArchiveManifest(file: file, timeStampFile: token, references: references)
     }
 }

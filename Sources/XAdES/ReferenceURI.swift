@@ -17,6 +17,11 @@ public enum ReferenceURI {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The container name a reference URI points to: %XX-decoded, without a leading '/'.
+    public static func name(of uri: String) -> String {
+        decode(uri.hasPrefix("/") ? String(uri.dropFirst()) : uri)
+    }
+
     public static func decode(_ uri: String) -> String {
         let bytes = Array(uri.utf8)
         var out: [UInt8] = []

@@ -28,9 +28,7 @@ public struct SignatureReference: Sendable {
 
     public var isSignedProperties: Bool { type == Namespace.signedPropertiesType }
     /// The data file this reference names (percent-decoding applied).
-    public var dataFileName: String {
-        ReferenceURI.decode(uri.hasPrefix("/") ? String(uri.dropFirst()) : uri)
-    }
+    public var dataFileName: String { ReferenceURI.name(of: uri) }
 }
 
 /// The signing-certificate reference in SignedProperties (V1 or V2).

@@ -12,7 +12,8 @@ final class SmartIDServiceTests: SmartIDTestCase {
 
     func service() throws -> JSONService {
         let context = SignerContext(environment: try environment(), cancellation: Cancellation())
-        return try JSONService(name: "Smart-ID", prefix: "smart-id", productionURL: "", demoURL: "", context: context)
+        let url = JSONService.baseURL(prefix: "smart-id", productionURL: "", demoURL: "", configuration: context.configuration)
+        return try JSONService(name: "Smart-ID", prefix: "smart-id", url: url, context: context)
     }
 
     func body(_ extra: [String: Any]) -> [String: Any] { relyingParty.merging(extra) { $1 } }
