@@ -36,8 +36,10 @@ let package = Package(
         .target(name: "Trust", dependencies: ["Crypto", "SafeXML", "XAdES", "HTTP"]),
         // Validation of every signature in a container against Trust: verdicts, reasons, reports.
         .target(name: "Validation", dependencies: ["ASiC", "XAdES", "Trust", "Crypto"]),
-        // One signing session for every method, and the signers (PKCS#12 first).
-        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration"]),
+        // Smart cards over PC/SC: APDUs, the reader connection, PACE and secure messaging.
+        .target(name: "SmartCard", dependencies: ["CPCSC", "Crypto"]),
+        // One signing session for every method, and the signers (one folder each), and the PIN entry they share.
+        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard"]),
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
         .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
@@ -66,6 +68,8 @@ let package = Package(
         // Signing and validation end to end: corpus verdicts, round trips, tampering, pyasice.
         .testTarget(name: "SignatureTests", dependencies: ["Signing", "Validation", "XAdES", "ASiC", "Trust", "Crypto", "Configuration", "TestTools"],
                     exclude: ["Interop"]),
+        // APDUs, PACE (against the ICAO 9303 worked example) and secure messaging, and the virtual ID-card over pcscd.
+        .testTarget(name: "SmartCardTests", dependencies: ["SmartCard", "Crypto", "TestTools"]),
         .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration", "TestTools"], exclude: ["Fixtures"]),
     ]
 )
