@@ -1,6 +1,7 @@
 import ASiC
 import Crypto
 import Foundation
+import Signing
 
 /// Writing to the terminal: errors, plain output, and a progress line for long work.
 /// Nothing from a container reaches the terminal raw (see `PrintableText`): an error is escaped
@@ -19,57 +20,10 @@ enum Terminal {
 
     /// Reads one line from the terminal with echo off, straight into wiped memory.
     static func readSecret(prompt: String) throws -> SecretBytes {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw UsageError("no terminal to ask for the passphrase: give passphrase-file=PATH") }
-        defer { close(fd) }
-        _ = PrintableText.escaped(prompt).withCString { write(fd, $0, strlen($0)) }
-        var saved = termios()
-        tcgetattr(fd, &saved)
-        var quiet = saved
-        quiet.c_lflag &= ~tcflag_t(ECHO)
-        // Ctrl-C (or SIGTERM, SIGHUP) at the prompt puts the echo back before the process ends.
-        EchoRestore.arm(fd: fd, saved: saved)
-        tcsetattr(fd, TCSAFLUSH, &quiet)
-        defer {
-            tcsetattr(fd, TCSAFLUSH, &saved)
-            EchoRestore.disarm()
-            _ = write(fd, "\n", 1)
+        guard TerminalPrompt.isAvailable else { throw UsageError("no terminal to ask for the passphrase: give passphrase-file=PATH") }
+        do { return try TerminalPrompt.read(prompt: PrintableText.escaped(prompt), what: "passphrase") } catch SecretEntryError.cancelled {
+            return SecretBytes([])
         }
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(fd, &byte, 1) == 1, byte != 0x0A, bytes.count < 4096 { bytes.append(byte) }
-        let secret = SecretBytes(bytes)
-        bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
-        byte = 0
-        return secret
-    }
-}
-
-/// While echo is off for a secret: a signal that ends the process restores the terminal first
-/// (only async-signal-safe calls in the handler: tcsetattr, write, signal, raise).
-enum EchoRestore {
-    nonisolated(unsafe) static var fd: Int32 = -1
-    nonisolated(unsafe) static var saved = termios()
-    static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
-
-    static func arm(fd: Int32, saved: termios) {
-        Self.saved = saved
-        Self.fd = fd
-        for number in signals {
-            signal(number) { received in
-                if EchoRestore.fd >= 0 {
-                    _ = tcsetattr(EchoRestore.fd, TCSANOW, &EchoRestore.saved)
-                    _ = write(EchoRestore.fd, "\n", 1)
-                }
-                signal(received, SIG_DFL)
-                raise(received)
-            }
-        }
-    }
-
-    static func disarm() {
-        for number in signals { signal(number, SIG_DFL) }
-        fd = -1
     }
 }
 
