@@ -43,7 +43,7 @@ let package = Package(
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
         .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
-        .target(name: "CLI", dependencies: ["ASiC", "FS", "Configuration", "Validation", "Signing", "Crypto", "HTTP", "XAdES", "Trust"]),
+        .target(name: "CLI", dependencies: ["ASiC", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),
 
         // Fuzz entry points: a corpus replayer by default, libFuzzer targets with -DFUZZING.

@@ -9,7 +9,7 @@ enum CommandJSON {
 
     /// A value of a result: text, a number, a flag, a list or an object of those.
     indirect enum Value: Encodable {
-        case text(String), number(Int), flag(Bool), list([Value]), object([String: Value])
+        case text(String), number(Int), flag(Bool), list([Value]), object([String: Value]), null
 
         func encode(to encoder: Encoder) throws {
             var container = encoder.singleValueContainer()
@@ -19,6 +19,7 @@ enum CommandJSON {
             case .flag(let flag): try container.encode(flag)
             case .list(let list): try container.encode(list)
             case .object(let object): try container.encode(object)
+            case .null: try container.encodeNil()
             }
         }
     }

@@ -96,7 +96,8 @@ final class SigningCoordinator: @unchecked Sendable {
         let signer: Signer
         let snapshot: Container
         do {
-            signer = try method.signer(parameters, context: SignerContext(environment: environment, cancellation: cancellation))
+            signer = try method.signer(parameters, context: SignerContext(environment: environment, cancellation: cancellation,
+                                                                          commandLine: false))
             snapshot = try fileSystem.snapshotForSigning()
         } catch let error as SigningParameterError {
             abandon()

@@ -8,10 +8,14 @@ import XAdES
 public struct SignerContext: Sendable {
     public let environment: SignatureEnvironment
     public let cancellation: Cancellation
+    /// True on the command line: a terminal may be asked, descriptors (`pin-fd=`) are ours. False
+    /// in a mount's daemon: pinentry (or a PIN pad) is how a secret is asked there.
+    public let commandLine: Bool
 
-    public init(environment: SignatureEnvironment, cancellation: Cancellation) {
+    public init(environment: SignatureEnvironment, cancellation: Cancellation, commandLine: Bool = true) {
         self.environment = environment
         self.cancellation = cancellation
+        self.commandLine = commandLine
     }
 
     public var configuration: Configuration { environment.configuration }
@@ -41,7 +45,8 @@ public enum SigningMethod: String, CaseIterable, Sendable {
         case .pkcs12: PKCS12Signer.self
         case .mobileID: MobileIDSigner.self
         case .smartID: SmartIDSigner.self
-        case .idCard, .pkcs11, .remote: nil
+        case .idCard: IDCardSigner.self
+        case .pkcs11, .remote: nil
         }
     }
 

@@ -1,0 +1,123 @@
+import Crypto
+import SmartCard
+
+/// What is in one reader, as `asicfs card status` lists it.
+public enum ReaderContent: Sendable, Equatable {
+    case empty
+    /// An Estonian ID-card (its kind; contactless ones are known only after PACE).
+    case idCard(CardKind, contactless: Bool)
+    /// A contactless card that may be an ID-card: PACE with the CAN tells.
+    case contactlessCard
+    case otherCard(atr: [UInt8])
+
+    init(atr: [UInt8]?) {
+        guard let atr else { self = .empty; return }
+        if let kind = CardKind.contact(atr: atr) {
+            self = .idCard(kind, contactless: false)
+        } else if CardKind.looksContactless(atr: atr) {
+            self = .contactlessCard
+        } else {
+            self = .otherCard(atr: atr)
+        }
+    }
+
+    var mayBeIDCard: Bool {
+        switch self {
+        case .idCard, .contactlessCard: true
+        case .empty, .otherCard: false
+        }
+    }
+}
+
+/// An ID-card found, connected to and identified: contact cards by their ATR, contactless ones
+/// through PACE with the CAN (every command after it goes through secure messaging).
+final class IDCardConnection {
+    let card: PCSCCard
+    let channel: CardChannel
+    let application: EstEIDApplication
+    let contactless: Bool
+    var reader: String { card.reader }
+
+    private init(card: PCSCCard, channel: CardChannel, application: EstEIDApplication, contactless: Bool) {
+        self.card = card
+        self.channel = channel
+        self.application = application
+        self.contactless = contactless
+    }
+
+    /// The readers (all, or those whose PC/SC name contains `selector`) with what each holds.
+    static func readers(_ context: PCSCContext, matching selector: String?) throws -> [(name: String, content: ReaderContent)] {
+        let all = try context.readers()
+        guard !all.isEmpty else { throw IDCardError.noReader }
+        let chosen = selector.map { wanted in all.filter { $0.name.range(of: wanted, options: .caseInsensitive) != nil } } ?? all
+        guard !chosen.isEmpty else { throw IDCardError.noMatchingReader(selector ?? "", readers: all.map(\.name)) }
+        return chosen.map { ($0.name, ReaderContent(atr: $0.atr)) }
+    }
+
+    /// The one ID-card among the readers `selector` matches: none, or several, is an error that
+    /// names the readers.
+    static func open(_ context: PCSCContext, reader selector: String?, can: String?) throws -> IDCardConnection {
+        let readers = try readers(context, matching: selector)
+        let candidates = readers.filter { $0.content.mayBeIDCard }
+        if candidates.count > 1 { throw IDCardError.severalCards(readers: candidates.map(\.name)) }
+        guard let chosen = candidates.first else {
+            if let other = readers.first(where: { if case .otherCard = $0.content { true } else { false } }),
+               case .otherCard(let atr) = other.content {
+                throw IDCardError.unknownCard(reader: other.name, atr: atr)
+            }
+            throw IDCardError.noCard(readers: readers.map(\.name))
+        }
+        return try open(context, reader: chosen.name, content: chosen.content, can: can)
+    }
+
+    static func open(_ context: PCSCContext, reader: String, content: ReaderContent, can: String?) throws -> IDCardConnection {
+        do {
+            let card = try context.connect(reader: reader)
+            switch content {
+            case .idCard(let kind, _):
+                let application: EstEIDApplication = kind == .idemia ? IDEMIAApplication(channel: card)
+                    : ThalesApplication(channel: card, isT0: card.isT0)
+                return IDCardConnection(card: card, channel: card, application: application, contactless: false)
+            case .contactlessCard:
+                guard let can else { throw IDCardError.needCAN(reader: reader) }
+                let secure = try establishPACE(card, reader: reader, can: can)
+                return IDCardConnection(card: card, channel: secure, application: try identify(secure, card: card, reader: reader),
+                                        contactless: true)
+            case .empty:
+                throw IDCardError.noCard(readers: [reader])
+            case .otherCard(let atr):
+                throw IDCardError.unknownCard(reader: reader, atr: atr)
+            }
+        } catch {
+            throw IDCardError.from(error)
+        }
+    }
+
+    /// PACE with the CAN over the plain channel: EF.CardAccess says which protocol and curve.
+    static func establishPACE(_ card: PCSCCard, reader: String, can: String) throws -> CardChannel {
+        let select = try card.transmit(CommandAPDU(ins: 0xA4, p1: 0x02, p2: 0x0C, data: [0x01, 0x1C]))
+        guard select.isSuccess else {
+            throw IDCardError.unknownCard(reader: reader, atr: [])
+        }
+        var access: [UInt8] = []
+        while access.count < 4096 {
+            let read = try card.transmit(CommandAPDU(ins: 0xB0, p1: UInt8(access.count >> 8), p2: UInt8(access.count & 0xFF), le: 256))
+            guard read.isSuccess || read.sw == 0x6282 || read.sw == 0x6B00 else { break }
+            access += read.data
+            if read.data.count < 0xC0 || read.sw != 0x9000 { break }
+        }
+        _ = access; _ = can
+        throw IDCardError.unsupported("PACE-MERGE")
+    }
+
+    /// After PACE the card says what it is by which application it selects.
+    static func identify(_ channel: CardChannel, card: PCSCCard, reader: String) throws -> EstEIDApplication {
+        if try channel.transmit(CommandAPDU(ins: 0xA4, p1: 0x04, p2: 0x0C, data: IDEMIAApplication.mainAID)).isSuccess {
+            return IDEMIAApplication(channel: channel)
+        }
+        if try channel.transmit(CommandAPDU(ins: 0xA4, p1: 0x04, p2: 0x0C, data: ThalesApplication.aid)).isSuccess {
+            return ThalesApplication(channel: channel, isT0: card.isT0)
+        }
+        throw IDCardError.unsupported("the contactless card in \(reader) has neither ID-card application")
+    }
+}
