@@ -332,8 +332,11 @@ final class ControlFolder: @unchecked Sendable {
       smart-id           "country=EE idcode=..." or "document=PNOEE-..."
                          [display=pin|confirmation] [message=...]
       pkcs12             "file=PATH passphrase-file=PATH" (a .p12/.pfx file)
-      id-card, pkcs11, remote
-                         not available in this version of asicfs yet (EINVAL, and
+      id-card            "" or "reader=NAME" (part of the reader's name) and, for a
+                         card read without contact, "can=DIGITS" (the card access
+                         number printed on it); PIN2 is asked by pinentry (setting
+                         pinentry), else typed on the reader's PIN pad
+      pkcs11, remote     not available in this version of asicfs yet (EINVAL, and
                          status/last-error says so)
                          every method also takes role=... city=... state=...
                          postal-code=... country=... (signer role and production
@@ -361,13 +364,17 @@ final class ControlFolder: @unchecked Sendable {
                          verification code" before and after). While that signing
                          runs and its code is not known yet, a read waits for the
                          code or the end of the signing (not when opened O_NONBLOCK)
-      id-card            "idle" (ID-card signing is not available in this version yet)
+      id-card            the state of an ID-card signing (or how the last one ended, or
+                         "idle"), then the card as it is now: "reader: NAME",
+                         "holder: SURNAME, GIVEN NAMES (CODE)" and "PIN1: N of 3 tries
+                         left" (PIN2, PUK the same); or "no card information: WHY"
 
     Signing:
       echo "phone=+37200000766 idcode=60001019906" > .asicfs/sign/mobile-id &&
         cat .asicfs/status/mobile-id && cat .asicfs/status/wait
       echo "file=$HOME/me.p12 passphrase-file=$HOME/.me.pass" > .asicfs/sign/pkcs12 &&
         cat .asicfs/status/wait
+      echo "" > .asicfs/sign/id-card && cat .asicfs/status/wait
     Mobile-ID and Smart-ID: status/<method> shows the verification code before the phone asks
     for the PIN, until the phone has answered (also as a desktop notification where a desktop
     session is present; notify = no turns that off); sign only if the phone shows the same

@@ -244,9 +244,24 @@ final class SigningCoordinator: @unchecked Sendable {
         } else {
             lines = [lastOfMethod[method]?.line ?? "idle", "no verification code"]
         }
-        if method == .idCard { lines[1] = "no card information (reading ID-card readers is not available in this version of asicfs yet)" }
+        if method == .idCard { lines[1...] = ArraySlice(Self.idCardLines()) }
         if !method.isAvailable { lines.append("signing with \(method.rawValue) is not available in this version of asicfs yet") }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `status/id-card` after its first line: the reader, the holder and the PIN counters, read
+    /// from the card now (or why they cannot be).
+    static func idCardLines() -> [String] {
+        do {
+            let summary = try IDCardService().summary()
+            return ["reader: \(summary.reader)",
+                    "holder: \(summary.holder.surname), \(summary.holder.givenNames) (\(summary.holder.personalCode))"]
+                + summary.counters.map { secret, counter in
+                    "\(secret.name): \(counter.triesLeft) of \(counter.maxTries) tries left" + (counter.isBlocked ? " (blocked)" : "")
+                }
+        } catch {
+            return ["no card information: \(error)"]
+        }
     }
 
     /// The method of a signature made in this mount.

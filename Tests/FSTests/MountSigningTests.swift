@@ -220,7 +220,8 @@ final class MountSigningTests: XCTestCase {
                        ["id-card", "mobile-id", "pkcs11", "pkcs12", "remote", "smart-id"])
         let usage = try text(m + "/.asicfs/sign/pkcs12")
         XCTAssertTrue(usage.hasPrefix("pkcs12: file=PATH passphrase-file=PATH\nexample: echo "), usage)
-        XCTAssertTrue(try text(m + "/.asicfs/sign/id-card").contains("not available in this version"))
+        XCTAssertTrue(try text(m + "/.asicfs/sign/remote").contains("not available in this version"))
+        XCTAssertTrue(try text(m + "/.asicfs/sign/id-card").hasPrefix("id-card: [reader=NAME] [can=DIGITS] [pin-fd=N]\n"))
         XCTAssertTrue(try text(m + "/.asicfs/sign/mobile-id").hasPrefix("mobile-id: phone=+372"))
 
         let p12 = try services.pki.signerP12
@@ -228,7 +229,9 @@ final class MountSigningTests: XCTestCase {
             ("pkcs12", "file=\(p12) colour=blue", "pkcs12: unknown parameter 'colour'"),
             ("pkcs12", "passphrase-file=\(try passphraseFile())", "pkcs12: 'file=PATH' is required"),
             ("pkcs12", "file=\"\(p12)", "unbalanced quote"),
-            ("id-card", "", "id-card: signing with id-card is not available"),
+            ("remote", "", "remote: signing with remote is not available"),
+            ("id-card", "pin-fd=0", "id-card: pin-fd= is for the command line"),
+            ("id-card", "can=12a", "id-card: can= takes the card access number"),
             ("mobile-id", "phone=+37200000766 idcode=60001019907", "mobile-id: "),
             ("smart-id", "country=XX idcode=30303039914", "smart-id: "),
         ]
