@@ -67,13 +67,12 @@ final class CardSideSecureMessaging: CardChannel {
         step()
         var do87: [UInt8] = []
         if !response.data.isEmpty {
-            var cipher = try AES.encryptCBC(key: encryptionKey, iv: iv(), pad(response.data))
-            if case .flipData = fault { cipher[0] ^= 1 }
-            do87 = tlv([0x87], [0x01] + cipher)
+            do87 = tlv([0x87], [0x01] + (try AES.encryptCBC(key: encryptionKey, iv: iv(), pad(response.data))))
         }
         let do99 = tlv([0x99], [response.sw1, response.sw2])
         var mac = try self.mac(ssc + do87 + do99)
         if case .flipMAC = fault { mac[7] ^= 0x80 }
+        if case .flipData = fault { do87[do87.count - 1] ^= 0x01 }
         if case .dropStatusObject = fault { return ResponseAPDU(data: do87 + tlv([0x8E], mac), sw1: 0x90, sw2: 0x00) }
         return ResponseAPDU(data: do87 + do99 + tlv([0x8E], mac), sw1: 0x90, sw2: 0x00)
     }
