@@ -2,7 +2,7 @@ import Crypto
 
 /// A card channel that protects every command with the session keys PACE agreed on: callers
 /// send the same plain APDUs as over contact, this channel wraps and unwraps them. Any failure
-/// but a too-long command closes it, since the counters can no longer be trusted to agree.
+/// once a command has gone out closes it, since the counters can no longer be trusted to agree.
 /// Plain command and response data are never logged or put in errors.
 public final class SecureMessagingChannel: CardChannel {
     private let channel: CardChannel

@@ -42,8 +42,8 @@ final class EmulatedContactlessCard: CardChannel {
             return ResponseAPDU(sw: 0x9000)
         case (0x86, 1...4):
             let expectedCLA: UInt8 = step == 4 ? 0x00 : 0x10
-            guard command.cla == expectedCLA, command.data.count >= 2, command.data[0] == 0x7C, command.le == 256 else { return ResponseAPDU(sw: 0x6A80) }
-            return try generalAuthenticate(inner: Array(command.data.dropFirst(2)))
+            guard command.cla == expectedCLA, command.le == 256, let inner = value(of: 0x7C, in: command.data) else { return ResponseAPDU(sw: 0x6A80) }
+            return try generalAuthenticate(inner: inner)
         default:
             return ResponseAPDU(sw: 0x6985)
         }
@@ -59,14 +59,14 @@ final class EmulatedContactlessCard: CardChannel {
         case 2:
             let group = try ECGroup(curve)
             let mappingKey = try ECScalar.random(in: group)
-            let terminalMapping = try ECPoint(uncompressed: value(of: 0x81, in: inner), on: group)
+            let terminalMapping = try ECPoint(uncompressed: value(of: 0x81, in: inner) ?? [], on: group)
             let h = try terminalMapping.multiplied(by: mappingKey)
             mapped = try group.withGenerator(ECScalar(bytes: nonce).publicPoint(on: group).adding(h))
             self.group = group
             return answer(tlv([0x82], try mappingKey.publicPoint(on: group).uncompressed()))
         case 3:
             guard let mapped else { return ResponseAPDU(sw: 0x6985) }
-            terminalPublic = value(of: 0x83, in: inner)
+            terminalPublic = value(of: 0x83, in: inner) ?? []
             let key = try ECScalar.random(in: mapped)
             ephemeralKey = key
             cardPublic = reflectTerminalKey ? terminalPublic : try key.publicPoint(on: mapped).uncompressed()
@@ -85,10 +85,12 @@ final class EmulatedContactlessCard: CardChannel {
 
     private func answer(_ object: [UInt8]) -> ResponseAPDU { ResponseAPDU(data: tlv([0x7C], object), sw1: 0x90, sw2: 0x00) }
 
-    /// The value of the one data object the terminal sent (tag, one- or two-byte length, value).
-    private func value(of tag: UInt8, in inner: [UInt8]) -> [UInt8] {
-        guard inner.count >= 2, inner[0] == tag else { return [] }
-        return inner[1] == 0x81 ? Array(inner.dropFirst(3)) : Array(inner.dropFirst(2))
+    /// The value of the one data object the terminal sent (tag, length as 1 or 81 xx, value).
+    private func value(of tag: UInt8, in object: [UInt8]) -> [UInt8]? {
+        guard object.count >= 2, object[0] == tag else { return nil }
+        let start = object[1] == 0x81 ? 3 : 2
+        guard object.count >= start else { return nil }
+        return Array(object[start...])
     }
 
     private func kdf(_ secret: [UInt8], _ counter: UInt8) -> SecretBytes {
