@@ -45,3 +45,13 @@ static inline int copenssl_sk_cms_signerinfo_num(STACK_OF(CMS_SignerInfo) *s) { 
 static inline CMS_SignerInfo *copenssl_sk_cms_signerinfo_value(STACK_OF(CMS_SignerInfo) *s, int i) { return sk_CMS_SignerInfo_value(s, i); }
 static inline const ASN1_ITEM *copenssl_ocsp_respdata_item(void) { return ASN1_ITEM_rptr(OCSP_RESPDATA); }
 #endif
+
+// AES, CMAC and elliptic-curve arithmetic for PACE and secure messaging (Crypto/AES.swift,
+// Crypto/CMAC.swift, Crypto/EC*.swift): these functions import as they are; only the headers are needed.
+#ifndef ASICFS_COPENSSL_SHIM_PACE_H
+#define ASICFS_COPENSSL_SHIM_PACE_H
+#include <openssl/core_names.h>
+#include <openssl/params.h>
+#include <openssl/ec.h>
+#include <openssl/bn.h>
+#endif

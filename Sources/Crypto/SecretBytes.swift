@@ -41,6 +41,7 @@ public final class SecretBytes: @unchecked Sendable, CustomStringConvertible {
     }
 
     public var isEmpty: Bool { storage.isEmpty }
+    public var count: Int { storage.count }
 
     public func wipe() {
         Self.zero(&storage)
@@ -49,8 +50,9 @@ public final class SecretBytes: @unchecked Sendable, CustomStringConvertible {
 
     deinit { wipe() }
 
-    /// explicit_bzero: a memset the compiler may not drop.
-    static func zero(_ bytes: inout [UInt8]) {
+    /// explicit_bzero: a memset the compiler may not drop. For the short-lived copies of a secret
+    /// (a digest of it, a decrypted block) that must exist as plain arrays for a moment.
+    public static func zero(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
     }
 
