@@ -115,7 +115,7 @@ func readBinary(_ channel: CardChannel, size: Int, chunk: Int) throws -> [UInt8]
 
 /// The size a SELECT's FCI announces (tag 80, or 81 as Thales puts it).
 func fileSize(fromFCI data: [UInt8]) throws -> Int {
-    if let bytes = TLV.find([0x80], in: data) ?? TLV.find([0x81], in: data), let size = TLV.number(bytes), size > 0 {
+    if let bytes = TLV.find(0x80, in: data) ?? TLV.find(0x81, in: data), let size = TLV.number(bytes), size > 0 {
         return size
     }
     throw IDCardError.other("the card did not say how large the file is")

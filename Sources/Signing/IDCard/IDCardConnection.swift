@@ -95,19 +95,17 @@ final class IDCardConnection {
 
     /// PACE with the CAN over the plain channel: EF.CardAccess says which protocol and curve.
     static func establishPACE(_ card: PCSCCard, reader: String, can: String) throws -> CardChannel {
-        let select = try card.transmit(CommandAPDU(ins: 0xA4, p1: 0x02, p2: 0x0C, data: [0x01, 0x1C]))
-        guard select.isSuccess else {
-            throw IDCardError.unknownCard(reader: reader, atr: [])
+        let access: [UInt8]
+        do { access = try CardAccess.read(from: card) } catch is PACEError {
+            throw IDCardError.unsupported("the contactless card in \(reader) offers no PACE (no EF.CardAccess): it is not an Estonian ID-card")
         }
-        var access: [UInt8] = []
-        while access.count < 4096 {
-            let read = try card.transmit(CommandAPDU(ins: 0xB0, p1: UInt8(access.count >> 8), p2: UInt8(access.count & 0xFF), le: 256))
-            guard read.isSuccess || read.sw == 0x6282 || read.sw == 0x6B00 else { break }
-            access += read.data
-            if read.data.count < 0xC0 || read.sw != 0x9000 { break }
+        do {
+            return try PACE.establish(over: card, can: SecretBytes(Array(can.utf8)), cardAccess: access)
+        } catch PACEError.wrongCAN, PACEError.invalidCAN {
+            throw IDCardError.wrongCAN(reader: reader)
+        } catch let error as PACEError {
+            throw IDCardError.other("PACE with the card in \(reader) failed: \(error)")
         }
-        _ = access; _ = can
-        throw IDCardError.unsupported("PACE-MERGE")
     }
 
     /// After PACE the card says what it is by which application it selects.

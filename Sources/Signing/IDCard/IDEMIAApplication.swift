@@ -58,8 +58,8 @@ final class IDEMIAApplication: EstEIDApplication {
         let response = try channel.transmit(CommandAPDU(ins: 0xCB, p1: 0x3F, p2: 0xFF,
                                                         data: [0x4D, 0x08, 0x70, 0x06, 0xBF, 0x81, number, 0x02, 0xA0, 0x80], le: 256))
         try CardStatus.check(response, "tell the \(secret.name) retry counter")
-        guard let maximum = TLV.find([0x9A], in: response.data).flatMap(TLV.number),
-              let left = TLV.find([0x9B], in: response.data).flatMap(TLV.number) else {
+        guard let maximum = TLV.find(0x9A, in: response.data).flatMap(TLV.number),
+              let left = TLV.find(0x9B, in: response.data).flatMap(TLV.number) else {
             throw IDCardError.other("the card's \(secret.name) retry counter could not be read")
         }
         return RetryCounter(triesLeft: left, maxTries: maximum, changed: nil)

@@ -57,10 +57,10 @@ final class ThalesApplication: EstEIDApplication {
         let response = try channel.transmit(CommandAPDU(ins: 0xCB, p1: 0x00, p2: 0xFF, data: [0xA0, 0x03, 0x83, 0x01, reference(secret)],
                                                         le: isT0 ? nil : 256))
         try CardStatus.check(response, "tell the \(secret.name) retry counter")
-        guard let left = TLV.find([0xDF, 0x21], in: response.data).flatMap(TLV.number) else {
+        guard let left = TLV.find(0xDF21, in: response.data).flatMap(TLV.number) else {
             throw IDCardError.other("the card's \(secret.name) retry counter could not be read")
         }
-        let changed = TLV.find([0xDF, 0x2F], in: response.data).flatMap(TLV.number).map { $0 != 0 }
+        let changed = TLV.find(0xDF2F, in: response.data).flatMap(TLV.number).map { $0 != 0 }
         // The card does not report its maximum: it is 3 for every secret.
         return RetryCounter(triesLeft: left, maxTries: 3, changed: secret == .puk ? nil : changed)
     }
