@@ -33,6 +33,9 @@ stop_pid() {
   for i in $(seq 20); do alive "$pid" || return 0; sleep 0.1; done
 }
 
+# pids of live pcscd processes (a zombie left by a dead parent does not count)
+running_pcscd() { { ps -C pcscd -o pid=,stat= || true; } | awk '$2 !~ /^Z/ {print $1}'; }
+
 port_of() { cat "$1/port" 2>/dev/null || die "$1 has no running reader (start it first)"; }
 
 cmd=${1:-}; dir=${2:-}
@@ -47,7 +50,7 @@ start)
   if [ -f "$dir/pcscd.pid" ] && alive "$(cat "$dir/pcscd.pid")"; then
     echo "pcscd already running (pid $(cat "$dir/pcscd.pid"), port $(cat "$dir/port"))"; exit 0
   fi
-  other=$(pgrep -x pcscd || true)
+  other=$(running_pcscd)
   if [ -n "$other" ]; then
     die "another pcscd is running (pid $(echo $other | tr '\n' ' ')), not started by this harness; stop it first (only one pcscd can run per machine)"
   fi
@@ -86,7 +89,7 @@ stop)
     stop_pid "$pid"
     rm -f "$dir/pcscd.pid"
     # pcscd empties /run/pcscd on SIGTERM; after a SIGKILL the files stay behind.
-    pgrep -x pcscd >/dev/null || rm -f "$run/pcscd.comm" "$run/pcscd.pid"
+    [ -n "$(running_pcscd)" ] || rm -f "$run/pcscd.comm" "$run/pcscd.pid"
   fi
   ;;
 insert)
@@ -117,7 +120,15 @@ remove)
   reader=0
   [ "${1:-}" = --reader ] && reader=$2
   pidf="$dir/card-$reader.pid"
-  [ -f "$pidf" ] && { stop_pid "$(cat "$pidf")"; rm -f "$pidf"; }
+  [ -f "$pidf" ] || exit 0
+  stop_pid "$(cat "$pidf")"; rm -f "$pidf"
+  # Return once pcscd has noticed (it polls the reader), so a following insert is not
+  # mistaken for the old card.
+  for i in $(seq 100); do
+    opensc-tool -l 2>/dev/null | grep -E "^$reader +Yes" >/dev/null || exit 0
+    sleep 0.05
+  done
+  die "pcscd still reports a card in reader $reader"
   ;;
 *)
   die "unknown command $cmd"
