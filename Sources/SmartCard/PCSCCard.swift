@@ -11,6 +11,9 @@ public final class PCSCCard: CardChannel {
     /// Keeps the context alive as long as the card.
     private let context: PCSCContext
     private var inTransaction = false
+    /// Reset the card when done instead of leaving it as it is: after PACE the card stays in
+    /// its secure-messaging session, which the next program could not use.
+    public var resetWhenDone = false
 
     init(handle: SCARDHANDLE, reader: String, isT0: Bool, context: PCSCContext) {
         self.handle = handle
@@ -21,11 +24,12 @@ public final class PCSCCard: CardChannel {
 
     deinit { disconnect() }
 
-    /// Leaves the card as it is (other programs keep their state), and ends any transaction.
+    /// Leaves the card as it is (other programs keep their state) unless `resetWhenDone`, and
+    /// ends any transaction.
     public func disconnect() {
         guard handle != 0 else { return }
         if inTransaction { SCardEndTransaction(handle, DWORD(SCARD_LEAVE_CARD)) }
-        SCardDisconnect(handle, DWORD(SCARD_LEAVE_CARD))
+        SCardDisconnect(handle, DWORD(resetWhenDone ? SCARD_RESET_CARD : SCARD_LEAVE_CARD))
         handle = 0
     }
 

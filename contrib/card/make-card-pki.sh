@@ -69,6 +69,9 @@ issue() {
 }
 
 
+# The same person has several certificates now: openssl ocsp must not insist on unique subjects.
+echo "unique_subject = no" > index.txt.attr
+
 person1="/C=EE/SN=JÕEORG/GN=JAAK-KRISTJAN/serialNumber=PNOEE-38001085718/CN=JÕEORG,JAAK-KRISTJAN,38001085718"
 # Second person: personal code 49002124277 (female, born 1990-02-12, valid check digit).
 person2="/C=EE/SN=TAMM/GN=MARI-LIIS/serialNumber=PNOEE-49002124277/CN=TAMM,MARI-LIIS,49002124277"

@@ -96,9 +96,18 @@ final class IDCardConnection {
     /// PACE with the CAN over the plain channel: EF.CardAccess says which protocol and curve.
     static func establishPACE(_ card: PCSCCard, reader: String, can: String) throws -> CardChannel {
         let access: [UInt8]
-        do { access = try CardAccess.read(from: card) } catch is PACEError {
+        do {
+            access = try CardAccess.read(from: card)
+        } catch PACEError.card(let sw) where [0x6987, 0x6988, 0x6982].contains(sw) {
+            // A secure-messaging session another program left open ends at the first plain
+            // command; the card answers plainly from then on.
+            do { access = try CardAccess.read(from: card) } catch is PACEError {
+                throw IDCardError.unsupported("the contactless card in \(reader) offers no PACE (no EF.CardAccess): it is not an Estonian ID-card")
+            }
+        } catch is PACEError {
             throw IDCardError.unsupported("the contactless card in \(reader) offers no PACE (no EF.CardAccess): it is not an Estonian ID-card")
         }
+        card.resetWhenDone = true
         do {
             return try PACE.establish(over: card, can: SecretBytes(Array(can.utf8)), cardAccess: access)
         } catch PACEError.wrongCAN, PACEError.invalidCAN {
