@@ -290,6 +290,20 @@ final class IDCardTests: CLITestCase {
         XCTAssertFalse(signed.stdout.contains("JÕEORG"), "the card in reader 00 01 signed: \(signed.stdout)")
     }
 
+    func testACardThatIsNoIDCardIsNamedByItsATR() throws {
+        // A Latvian eID card (IDEMIA too, but "12 42 8F" where Estonian cards have "12 23 3F").
+        try readers.insert(card { $0.atr = "3BDB960080B1FE451F830012428F536549440F900020" }, reader: 0, log: log)
+        let container = try unsignedContainer()
+        let before = try read(container)
+        assertFailure(try asicfs(["sign", container, "--method", "id-card", "pin-fd=3"] + settings, secrets: ["12345"]),
+                      mentions: ["the card in Virtual PCD 00 00 is not an Estonian ID-card (ATR 3B DB 96 00 80 B1 FE 45 1F 83 00 12 42 8F"])
+        XCTAssertEqual(try read(container), before)
+        let status = try asicfs(["card", "status"] + settings)
+        assertSuccess(status)
+        XCTAssertTrue(status.stdout.hasPrefix("Virtual PCD 00 00: a card that is not an Estonian ID-card (ATR 3B DB 96 00"), status.stdout)
+        XCTAssertFalse(try String(contentsOfFile: log, encoding: .utf8).contains("\n>"), "nothing was sent to that card")
+    }
+
     func testExpiredAndRevokedSigningCertificatesAreRefusedBeforeThePIN() throws {
         let container = try unsignedContainer()
         let before = try read(container)
@@ -304,27 +318,10 @@ final class IDCardTests: CLITestCase {
         XCTAssertEqual(try read(container), before)
     }
 
-    /// A fake pinentry (Assuan): it logs the commands it gets and the environment and command
-    /// line of its parent, and answers GETPIN with the PIN, or cancels.
     func fakePinentry(pin: String?) throws -> (program: String, log: String) {
-        let log = path("pinentry.log")
-        let answer = pin.map { "echo \"D \($0)\"; echo OK" } ?? "echo 'ERR 83886179 Operation cancelled <Pinentry>'"
-        let program = try write("fake-pinentry", """
-            #!/bin/sh
-            echo "OK Pleased to meet you"
-            { echo "ARGV $0 $*"; tr '\\0' '\\n' < /proc/$PPID/environ | sed 's/^/PARENT-ENV /'; \
-              tr '\\0' ' ' < /proc/$PPID/cmdline | sed 's/^/PARENT-ARGV /'; echo; env | sed 's/^/ENV /'; } >> '\(log)'
-            while IFS= read -r line; do
-              echo "$line" >> '\(log)'
-              case "$line" in
-                GETPIN) \(answer) ;;
-                BYE) echo OK; exit 0 ;;
-                *) echo OK ;;
-              esac
-            done
-            """)
-        chmod(program, 0o755)
-        return (program, log)
+        let program = path("fake-pinentry-\(UUID().uuidString.prefix(6))")
+        try FakePinentry.write(to: program, pin: pin, log: path("pinentry.log"))
+        return (program, path("pinentry.log"))
     }
 
     func testPinentryAsksWithTheHolderAndCancellingSendsNoVerify() throws {

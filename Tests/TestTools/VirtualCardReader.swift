@@ -21,6 +21,8 @@ public struct VirtualCard: Sendable {
     public var state: String
     /// `INS[,N]`: the card leaves the reader when the N-th command with that INS arrives.
     public var pullOn: String? = nil
+    /// Another answer to reset (hex): a card that is no ID-card, to its clients.
+    public var atr: String? = nil
 
     /// The card of the test PKI's signer (mkpki.sh and make-card-pki.sh made `pki`).
     public init(pki: String, state: String) {
@@ -39,6 +41,7 @@ public struct VirtualCard: Sendable {
         if t0 { list.append("--t0") }
         if let can { list += ["--contactless", "--can", can] }
         if let pullOn { list += ["--pull-on", pullOn] }
+        if let atr { list += ["--atr", atr] }
         return list
     }
 }

@@ -69,6 +69,7 @@ def main(argv=None):
     p.add_argument("--state", required=True, help="JSON file with PINs and counters (created if missing)")
     p.add_argument("--pull-on", help="INS_HEX[,N]: close the connection on the N-th (default 1st) such command")
     p.add_argument("--log", help="append one line per APDU (headers and status words only)")
+    p.add_argument("--atr", help="answer to reset (hex) instead of the card's own: another card, to clients")
     args = p.parse_args(argv)
     if args.contactless and not (args.can and args.can.isdigit()):
         p.error("--contactless needs --can DIGITS")
@@ -110,6 +111,9 @@ def main(argv=None):
             except CardError as e:
                 return sw_bytes(e.sw)
         atr, card_reset = card.atr, card.reset
+
+    if args.atr:
+        atr = bytes.fromhex(args.atr)
 
     if args.t0:
         t0 = vpcd.T0Transport(handle)

@@ -23,8 +23,11 @@ public enum CardKind: String, Sendable {
 
     /// A contactless card behind a PC/SC reader gets an ATR the reader makes up from the card's
     /// answer (PC/SC part 3: `3B 8n 80 01 …`); which kind it is shows only after PACE.
+    /// Storage cards (MIFARE and the like: historical bytes `80 4F …`) are not.
     static func looksContactless(atr: [UInt8]) -> Bool {
-        atr.count >= 4 && atr[0] == 0x3B && atr[1] & 0xF0 == 0x80 && atr[2] == 0x80 && atr[3] == 0x01
+        guard atr.count >= 4, atr[0] == 0x3B, atr[1] & 0xF0 == 0x80, atr[2] == 0x80, atr[3] == 0x01 else { return false }
+        let storageCard = atr.count >= 6 && atr[4] == 0x80 && atr[5] == 0x4F
+        return !storageCard
     }
 }
 
