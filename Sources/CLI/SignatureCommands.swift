@@ -16,7 +16,9 @@ let signCommand = Command(
     Every method also takes role= (repeatable), city=, state=, postal-code= and country=
     (signer role and production place), except that smart-id's country= is the person's
     country (EE, LV or LT), not a place.
-    Without passphrase-file= the pkcs12 method asks for the passphrase on the terminal.
+    Without passphrase-file= the pkcs12 method has the passphrase asked by pinentry (setting
+    pinentry), else on the terminal; id-card asks PIN2 the same way unless pin-fd=N names a
+    descriptor to read it from (or the reader has a PIN pad and there is no pinentry).
     The signature is checked before it is written; if anything fails the container stays
     exactly as it was. Ctrl-C cancels.
     Settings (see asicfs --help): tsa-url, ocsp-url, profile (LT or B), tsl, tsl-cert,
@@ -117,19 +119,8 @@ let extendCommand = Command(
         return 0
     })
 
-/// The signer for a command-line request; a PKCS#12 passphrase may come from the terminal.
+/// The signer for a command-line request; bad parameters are a usage error.
 private func makeSigner(_ method: SigningMethod, _ parameters: SigningParameters, _ context: SignerContext) throws -> Signer {
-    if method == .pkcs12, parameters["passphrase-file"] == nil, let file = parameters["file"], isatty(STDIN_FILENO) == 1 {
-        // Three tries, as PIN prompts give: a wrong passphrase asks again.
-        for attempt in 1...3 {
-            let passphrase = try Terminal.readSecret(prompt: "Passphrase for \(file): ")
-            do { return try PKCS12Signer(file: file, passphrase: passphrase) } catch let error as SigningError
-                where attempt < 3 && error.description.hasPrefix("wrong passphrase") {
-                passphrase.wipe()
-                FileHandle.standardError.write(Data("asicfs: \(PrintableText.escaped(error.description)); try again (\(3 - attempt) left)\n".utf8))
-            }
-        }
-    }
     do { return try method.signer(parameters, context: context) } catch let error as SigningParameterError {
         throw UsageError(error.description)
     }

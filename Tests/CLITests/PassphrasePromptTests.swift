@@ -59,7 +59,7 @@ final class PassphrasePromptTests: CLITestCase {
         let services = try services
         return ["sign", path("doc.asice"), "--method", "pkcs12", "file=\(services.pki.signerP12)",
                 "-o", "tsa-url=\(services.tsaURL)", "-o", "tsl=none", "-o", "trust-anchors=\(services.pki.root)",
-                "-o", "cache-dir=\(Self.shared.folder)/cache"]
+                "-o", "cache-dir=\(Self.shared.folder)/cache", "-o", "pinentry=none"]
     }
 
     func testThreeTriesWithEchoOff() throws {

@@ -315,6 +315,34 @@ final class SignVerifyTests: CLITestCase {
         assertSuccess(verify)
     }
 
+    /// Without passphrase-file= the one secrets module asks: pinentry here (a fake one), three
+    /// tries with the reason shown again, and a cancel signs nothing.
+    func testThePKCS12PassphraseComesFromPinentry() throws {
+        let container = try unsignedContainer()
+        let before = try read(container)
+        let log = path("pinentry.log")
+        let cancelling = path("cancelling-pinentry")
+        try FakePinentry.write(to: cancelling, pin: nil, log: log)
+        assertFailure(try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)", "-o", "pinentry=\(cancelling)"]
+                                 + settings), mentions: ["pkcs12: passphrase entry was cancelled; nothing was signed"])
+        XCTAssertEqual(try read(container), before)
+        let answering = path("answering-pinentry")
+        try FakePinentry.write(to: answering, pin: TestPKI.passphrase, log: log)
+        let signed = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)", "-o", "pinentry=\(answering)"]
+                                + settings)
+        assertSuccess(signed)
+        XCTAssertTrue(signed.stdout.hasSuffix(", VALID\n"), signed.stdout)
+        let transcript = try String(contentsOfFile: log, encoding: .utf8)
+        XCTAssertTrue(transcript.contains("SETDESC Signing with the PKCS#12 file \(services.pki.signerP12)"), transcript)
+        XCTAssertTrue(transcript.contains("SETPROMPT Passphrase for signer.p12:"), transcript)
+        XCTAssertFalse(transcript.contains(TestPKI.passphrase), "the passphrase is in no environment or command line")
+        let wrong = path("wrong-pinentry")
+        try FakePinentry.write(to: wrong, pin: "not it", log: log)
+        assertFailure(try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)", "-o", "pinentry=\(wrong)"]
+                                 + settings), mentions: ["wrong passphrase for signer.p12"])
+        XCTAssertTrue(try String(contentsOfFile: log, encoding: .utf8).contains("SETERROR wrong passphrase for signer.p12; try again (1 left)"))
+    }
+
     func testUsageErrorsExitTwo() throws {
         let container = try unsignedContainer()
         assertFailure(try asicfs(["sign", container]), status: 2, mentions: ["missing --method"])
@@ -324,7 +352,7 @@ final class SignVerifyTests: CLITestCase {
         assertFailure(try asicfs(["sign", container, "--method", "pkcs12", "passphrase-file=x"]), status: 2,
                       mentions: ["'file=PATH' is required"])
         // On the command line a quote is part of the value (the shell has quoted already).
-        assertFailure(try asicfs(["sign", container, "--method", "pkcs12", "file=\"unbalanced"]), status: 2,
+        assertFailure(try asicfs(["sign", container, "--method", "pkcs12", "file=\"unbalanced", "-o", "pinentry=none"]), status: 2,
                       mentions: ["'passphrase-file=PATH' is required"])
         let help = try asicfs(["sign", "--help"])
         assertSuccess(help)

@@ -219,7 +219,7 @@ final class MountSigningTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs/sign").sorted(),
                        ["id-card", "mobile-id", "pkcs11", "pkcs12", "remote", "smart-id"])
         let usage = try text(m + "/.asicfs/sign/pkcs12")
-        XCTAssertTrue(usage.hasPrefix("pkcs12: file=PATH passphrase-file=PATH\nexample: echo "), usage)
+        XCTAssertTrue(usage.hasPrefix("pkcs12: file=PATH [passphrase-file=PATH]\nexample: echo "), usage)
         XCTAssertTrue(try text(m + "/.asicfs/sign/remote").contains("not available in this version"))
         XCTAssertTrue(try text(m + "/.asicfs/sign/id-card").hasPrefix("id-card: [reader=NAME] [can=DIGITS] [pin-fd=N]\n"))
         XCTAssertTrue(try text(m + "/.asicfs/sign/mobile-id").hasPrefix("mobile-id: phone=+372"))

@@ -6,7 +6,7 @@ import Foundation
 public struct PKCS12Signer: Signer, SignerFactory {
     public let method = "pkcs12"
     public static let parameterKeys: Set<String> = ["file", "passphrase-file"]
-    public static let usage = "file=PATH passphrase-file=PATH\nexample: echo \"file=$HOME/me.p12 passphrase-file=$HOME/.me.pass\" > .asicfs/sign/pkcs12"
+    public static let usage = "file=PATH [passphrase-file=PATH]\nexample: echo \"file=$HOME/me.p12 passphrase-file=$HOME/.me.pass\" > .asicfs/sign/pkcs12"
 
     public static func validate(_ parameters: SigningParameters) throws {
         guard let file = parameters["file"], !file.isEmpty else {
@@ -15,7 +15,35 @@ public struct PKCS12Signer: Signer, SignerFactory {
     }
 
     public static func make(_ parameters: SigningParameters, context: SignerContext) throws -> Signer {
-        try PKCS12Signer(parameters: parameters)
+        if parameters["passphrase-file"] != nil { return try PKCS12Signer(parameters: parameters) }
+        return try askingForThePassphrase(file: parameters["file"] ?? "", context: context)
+    }
+
+    /// Without passphrase-file=: the secrets module asks (pinentry, else the terminal on the
+    /// command line), three times, as PIN prompts do.
+    static func askingForThePassphrase(file: String, context: SignerContext) throws -> PKCS12Signer {
+        guard let source = SecretSource.choose(descriptor: nil, configuration: context.configuration,
+                                               terminalAllowed: context.commandLine) else {
+            throw SigningParameterError("pkcs12: 'passphrase-file=PATH' is required here (no pinentry program and no terminal to ask on)")
+        }
+        let name = displayName(file)
+        var error: String? = nil
+        for attempt in 1...3 {
+            let request = SecretRequest(title: "asicfs: PKCS#12", description: "Signing with the PKCS#12 file \(file)",
+                                        prompt: "Passphrase for \(name)", error: error)
+            let passphrase: SecretBytes
+            do { passphrase = try source.ask(request) } catch SecretEntryError.cancelled {
+                throw SigningError("pkcs12: passphrase entry was cancelled; nothing was signed")
+            } catch let failure as SecretEntryError {
+                throw SigningError("pkcs12: \(failure)")
+            }
+            do { return try PKCS12Signer(file: file, passphrase: passphrase) } catch let failure as SigningError
+                where attempt < 3 && failure.description.hasPrefix("wrong passphrase") {
+                passphrase.wipe()
+                error = "\(failure.description); try again (\(3 - attempt) left)"
+            }
+        }
+        throw SigningError("wrong passphrase for \(name)")
     }
     let identity: PKCS12Identity
 

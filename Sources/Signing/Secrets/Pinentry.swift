@@ -1,3 +1,4 @@
+import ASiC
 import Crypto
 import Foundation
 import Glibc
@@ -21,14 +22,15 @@ struct Pinentry {
             try session.command("OPTION ttyname=\(tty)")
             if let term = ProcessInfo.processInfo.environment["TERM"] { try session.command("OPTION ttytype=\(term)") }
         }
-        try session.command("SETTITLE " + Self.escape(request.title))
-        try session.command("SETDESC " + Self.escape(request.description))
-        try session.command("SETPROMPT " + Self.escape(request.prompt + ":"))
-        if let error = request.error { try session.command("SETERROR " + Self.escape(error)) }
+        // Names come from files and certificates: no control character reaches the dialog.
+        try session.command("SETTITLE " + Self.escape(PrintableText.escaped(request.title)))
+        try session.command("SETDESC " + Self.escape(PrintableText.escaped(request.description)))
+        try session.command("SETPROMPT " + Self.escape(PrintableText.escaped(request.prompt) + ":"))
+        if let error = request.error { try session.command("SETERROR " + Self.escape(PrintableText.escaped(error))) }
         let first = try session.getPIN(what: request.prompt)
         guard request.confirm else { return first }
         try session.command("SETERROR")
-        try session.command("SETPROMPT " + Self.escape("\(request.prompt) again:"))
+        try session.command("SETPROMPT " + Self.escape(PrintableText.escaped(request.prompt) + " again:"))
         let second = try session.getPIN(what: request.prompt)
         defer { second.wipe() }
         guard first.withBytes({ a in second.withBytes { b in a.elementsEqual(b) } }) else {

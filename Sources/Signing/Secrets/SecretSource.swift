@@ -1,3 +1,4 @@
+import ASiC
 import Configuration
 import Crypto
 import Foundation
@@ -44,8 +45,10 @@ public enum SecretSource: Sendable, Equatable {
         case .pinentry(let program):
             secret = try Pinentry(program: program).ask(request)
         case .terminal:
-            if let error = request.error { FileHandle.standardError.write(Data("asicfs: \(error)\n".utf8)) }
-            let first = try TerminalPrompt.read(prompt: "\(request.description)\n\(request.prompt): ", what: request.prompt)
+            // Names in these texts come from files and certificates: escaped like all output.
+            if let error = request.error { FileHandle.standardError.write(Data("asicfs: \(PrintableText.escaped(error))\n".utf8)) }
+            let text = PrintableText.escaped(request.description) + "\n" + PrintableText.escaped(request.prompt) + ": "
+            let first = try TerminalPrompt.read(prompt: text, what: request.prompt)
             if request.confirm {
                 let second = try TerminalPrompt.read(prompt: "\(request.prompt) again: ", what: request.prompt)
                 defer { second.wipe() }
