@@ -310,6 +310,46 @@ class CLITestCase: XCTestCase {
         return object
     }
 
+    /// Runs `asicfs ARGUMENTS` on a pty and plays `script`:
+    /// pairs of (text to wait for, bytes to type). Prints the output, then "ECHO-AT-PROMPT n",
+    /// "ECHO-AFTER n" and "EXIT n" / "SIGNAL n".
+    func onTerminal(_ arguments: [String], script: [(String, String)]) throws -> String {
+        let steps = try JSONSerialization.data(withJSONObject: script.map { [$0.0, $0.1] })
+        let driver = """
+            import json, os, pty, select, sys, termios, time
+            argv, steps = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+            pid, master = pty.fork()
+            if pid == 0:
+                os.execv(argv[0], argv)
+            seen, echo_at_prompt = b'', None
+            def wait_for(text, limit=20):
+                global seen
+                end = time.time() + limit
+                while text.encode() not in seen and time.time() < end:
+                    ready, _, _ = select.select([master], [], [], 0.2)
+                    if ready:
+                        try: seen += os.read(master, 4096)
+                        except OSError: return
+            for text, typed in steps:
+                wait_for(text)
+                time.sleep(0.2)
+                if echo_at_prompt is None:
+                    echo_at_prompt = int(bool(termios.tcgetattr(master)[3] & termios.ECHO))
+                os.write(master, typed.encode())
+            wait_for('\\u0000', limit=15)
+            echo_after = int(bool(termios.tcgetattr(master)[3] & termios.ECHO))
+            _, status = os.waitpid(pid, 0)
+            sys.stdout.write(seen.decode(errors='replace'))
+            print('\\nECHO-AT-PROMPT %s' % echo_at_prompt)
+            print('ECHO-AFTER %d' % echo_after)
+            print('SIGNAL %d' % os.WTERMSIG(status) if os.WIFSIGNALED(status) else 'EXIT %d' % os.WEXITSTATUS(status))
+            """
+        let spec = String(decoding: try JSONSerialization.data(withJSONObject: [Self.binary] + arguments), as: UTF8.self)
+        let result = try runTool("/usr/bin/python3", ["-c", driver, spec, String(decoding: steps, as: UTF8.self)])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return result.stdout
+    }
+
     /// Asserts that `command` failed with exit 1 and exactly one "asicfs: " line on stderr
     /// that contains every one of `words`.
     func assertFailure(_ result: RunResult, status: Int32 = 1, mentions words: [String],

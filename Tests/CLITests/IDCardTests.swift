@@ -346,6 +346,20 @@ final class IDCardTests: CLITestCase {
         XCTAssertEqual(try commands("20"), 1)
     }
 
+    /// No pinentry, no PIN pad: PIN2 is asked on the terminal with echo off.
+    func testPIN2OnTheTerminalWithEchoOff() throws {
+        try readers.insert(card(), reader: 0, log: log)
+        let container = try unsignedContainer()
+        let output = try onTerminal(["sign", container, "--method", "id-card"] + settings, script: [("PIN2: ", "12345\n")])
+        XCTAssertTrue(output.contains("Sign with the ID-card of JAAK-KRISTJAN JÕEORG (PNOEE-38001085718)"), output)
+        XCTAssertTrue(output.contains("ECHO-AT-PROMPT 0"), output)
+        XCTAssertTrue(output.contains("signed: JÕEORG,JAAK-KRISTJAN,38001085718 S0"), output)
+        XCTAssertFalse(output.contains("12345"), "the PIN was echoed: \(output)")
+        XCTAssertTrue(output.contains("ECHO-AFTER 1"), output)
+        XCTAssertTrue(output.hasSuffix("EXIT 0\n"), output)
+        XCTAssertEqual(try commands("20"), 1)
+    }
+
     func testContactlessCardNeedsTheRightCAN() throws {
         try readers.insert(card { $0.can = "123456" }, reader: 0, log: log)
         let status = try asicfs(["card", "status"] + settings)
