@@ -61,9 +61,11 @@ public final class VirtualCardReaders: @unchecked Sendable {
 
     private init(folder: String) { self.folder = folder }
 
-    public static func start(in folder: String) throws -> VirtualCardReaders {
+    /// `pinPad`: readers with a PIN pad (contrib/card/pinpad), named "Virtual PIN pad 00 00" and
+    /// "… 00 01"; `typeOnPINPad` gives what the person types at the next PIN entry.
+    public static func start(in folder: String, pinPad: Bool = false) throws -> VirtualCardReaders {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let started = try Shell.run(contrib + "/virtual-reader.sh", ["start", folder])
+        let started = try Shell.run(contrib + "/virtual-reader.sh", ["start", folder] + (pinPad ? ["--pinpad"] : []))
         guard started.status == 0 else { throw ShellError("virtual-reader.sh start failed: \(started.stderr)") }
         return VirtualCardReaders(folder: folder)
     }
@@ -88,6 +90,16 @@ public final class VirtualCardReaders: @unchecked Sendable {
         let removed = try Shell.run(Self.contrib + "/virtual-reader.sh", ["remove", folder, "--reader", "\(reader)"])
         guard removed.status == 0 else { throw ShellError("virtual-reader.sh remove failed: \(removed.stderr)") }
     }
+
+    /// Types `text` on the PIN pad (digits, or "cancel"): the reader waiting for a PIN takes it.
+    public func typeOnPINPad(_ text: String) throws {
+        let temporary = folder + "/pinpad-input.tmp"
+        try Data((text + "\n").utf8).write(to: URL(fileURLWithPath: temporary))
+        guard rename(temporary, folder + "/pinpad-input") == 0 else { throw ShellError("cannot write the PIN-pad input") }
+    }
+
+    /// True while the PIN pad waits for typing that was given but not taken yet.
+    public var pinPadInputPending: Bool { FileManager.default.fileExists(atPath: folder + "/pinpad-input") }
 
     /// Stops the emulators and pcscd.
     public func stop() {

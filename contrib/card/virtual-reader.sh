@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # A private pcscd with vsmartcard's vpcd reader driver, for tests and the demo.
 #
-#   virtual-reader.sh start DIR [PORT]   start pcscd (reader config, pid and log in DIR)
+#   virtual-reader.sh start DIR [PORT] [--pinpad]
+#                                        start pcscd (reader config, pid and log in DIR);
+#                                        --pinpad: readers with a PIN pad (pinpad/ifd_pinpad.c,
+#                                        built into DIR; what is "typed" is read from
+#                                        DIR/pinpad-input at each PIN entry)
 #   virtual-reader.sh stop DIR           stop the emulators started with `insert`, then pcscd
 #   virtual-reader.sh insert DIR [--reader 0|1] [--wait] -- EMULATOR-ARGS...
 #                                        start esteid_card.py on reader 0 (PORT) or 1 (PORT+1);
@@ -44,9 +48,23 @@ shift 2
 
 case $cmd in
 start)
-  port=${1:-36000}
+  port=36000; pinpad=0
+  for arg in "$@"; do
+    case $arg in
+      --pinpad) pinpad=1 ;;
+      *) port=$arg ;;
+    esac
+  done
   mkdir -p "$dir/reader.conf.d"
   dir=$(cd "$dir" && pwd)
+  name="Virtual PCD"
+  if [ $pinpad = 1 ]; then
+    # A PIN-pad reader: our IFD handler around vpcd's (see pinpad/ifd_pinpad.c).
+    cc -shared -fPIC -O2 $(pkg-config --cflags libpcsclite) -o "$dir/libifd-pinpad.so" "$here/pinpad/ifd_pinpad.c" -ldl \
+      || die "cannot build the PIN-pad reader driver"
+    driver=$dir/libifd-pinpad.so
+    name="Virtual PIN pad"
+  fi
   if [ -f "$dir/pcscd.pid" ] && alive "$(cat "$dir/pcscd.pid")"; then
     echo "pcscd already running (pid $(cat "$dir/pcscd.pid"), port $(cat "$dir/port"))"; exit 0
   fi
@@ -58,17 +76,17 @@ start)
   rm -f "$run/pcscd.comm" "$run/pcscd.pid"
   hex=$(printf '0x%04X' "$port")
   cat > "$dir/reader.conf.d/vpcd" <<CONF
-FRIENDLYNAME "Virtual PCD"
+FRIENDLYNAME "$name"
 DEVICENAME   /dev/null:$hex
 LIBPATH      $driver
 CHANNELID    $hex
 CONF
   echo "$port" > "$dir/port"
-  setsid pcscd -f -c "$dir/reader.conf.d" >"$dir/pcscd.log" 2>&1 < /dev/null &
+  ASICFS_PINPAD_INPUT="$dir/pinpad-input" setsid pcscd -f -c "$dir/reader.conf.d" >"$dir/pcscd.log" 2>&1 < /dev/null &
   echo $! > "$dir/pcscd.pid"
   for i in $(seq 100); do
     if [ -S "$run/pcscd.comm" ] && ss -ltnH "sport = :$port" | grep -q .; then
-      echo "pcscd running (pid $(cat "$dir/pcscd.pid")), readers: \"Virtual PCD 00 00\" on port $port, \"Virtual PCD 00 01\" on port $((port + 1))"
+      echo "pcscd running (pid $(cat "$dir/pcscd.pid")), readers: \"$name 00 00\" on port $port, \"$name 00 01\" on port $((port + 1))"
       exit 0
     fi
     alive "$(cat "$dir/pcscd.pid")" || break
