@@ -180,6 +180,43 @@ done
 run asicfs umount mnt
 run asicfs verify phone.asice
 
+step "The Estonian ID-card: pcscd with two virtual readers and an emulated card (contrib/card)"
+card="$(dirname "$asicfs_src")/contrib/card"
+if pgrep -x pcscd > /dev/null; then
+  # Only one pcscd can run on a machine; the demo does not touch one it did not start.
+  echo "another pcscd is running: the virtual ID-card part is left out (stop pcscd to see it)"
+else
+  run "$card/make-card-pki.sh" "$work/pki"
+  run "$card/virtual-reader.sh" start "$work/readers"
+  trap 'kill $server $mid $sid 2>/dev/null; "$card/virtual-reader.sh" stop "$work/readers"; fusermount3 -u -z "$work/mnt" 2>/dev/null || true; rm -rf "$work"' EXIT
+  card_args=(--kind idemia --sign-cert "$work/pki/signer.pem" --sign-key "$work/pki/signer.key"
+             --auth-cert "$work/pki/auth.pem" --auth-key "$work/pki/auth.key" --state "$work/card.json")
+  run "$card/virtual-reader.sh" insert "$work/readers" --wait -- "${card_args[@]}"
+  run asicfs card status
+  run asicfs card pins
+  run asicfs card certs
+
+  step "Sign with the ID-card in a contact reader (PIN2 from a descriptor here; pinentry or a PIN pad otherwise)"
+  cp doc.asice id-card.asice
+  printf '$ asicfs sign id-card.asice --method id-card pin-fd=3 3<pin2\n'
+  printf '12345\n' > pin2
+  asicfs sign id-card.asice --method id-card pin-fd=3 3<pin2
+  rm pin2
+  run asicfs verify id-card.asice
+
+  step "The same card on a contactless reader: PACE with the CAN, then secure messaging"
+  run "$card/virtual-reader.sh" remove "$work/readers"
+  run "$card/virtual-reader.sh" insert "$work/readers" --wait -- "${card_args[@]}" --contactless --can 123456
+  run asicfs card status
+  run asicfs card status can=123456
+  printf '12345\n' > pin2
+  printf '$ asicfs sign id-card.asice --method id-card can=123456 pin-fd=3 3<pin2\n'
+  asicfs sign id-card.asice --method id-card can=123456 pin-fd=3 3<pin2
+  rm pin2
+  run asicfs verify id-card.asice
+  run "$card/virtual-reader.sh" stop "$work/readers"
+fi
+
 step "A refusal on the phone ends the signing with one sentence; the container is unchanged"
 cp phone.asice before-refusal.asice
 if asicfs sign phone.asice --method mobile-id phone=+37201100266 idcode=60001019950; then echo "unexpected success"; exit 1; fi

@@ -12,6 +12,10 @@ packages=(
   # signing tests: the test PKI's services (openssl), pyasice as a peer validator (venv + pip),
   # xmlsec1 to sign the test trusted lists, digidoc-tool's runtime libraries
   python3-venv python3-pip xmlsec1 libxmlsec1-openssl libxslt1.1
+  # the ID-card: pcscd with vsmartcard's virtual reader driver, the card emulator's Python
+  # (Debian's python3 with cryptography), a C compiler for the test PIN-pad reader driver,
+  # OpenSC and pcsc-tools as independent PC/SC clients
+  pcscd vsmartcard-vpcd pcsc-tools opensc python3-cryptography gcc libc6-dev procps
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 
