@@ -6,27 +6,14 @@ import XCTest
 /// emulator of contrib/card (IDEMIA T=1 and T=0, Thales, contactless with PACE), the loopback
 /// test PKI, TSA and OCSP.
 final class IDCardTests: CLITestCase {
-    nonisolated(unsafe) static var shared: SharedTestServices!
-    nonisolated(unsafe) static var readers: VirtualCardReaders?
-    nonisolated(unsafe) static var setUpFailure: String?
+    nonisolated(unsafe) static var shared: SharedCardReaders!
+    static var readers: VirtualCardReaders? { shared.readers }
+    static var setUpFailure: String? { shared.failure }
 
-    override class func setUp() {
-        shared = SharedTestServices(label: "cli-idcard")
-        do {
-            guard let pki = shared.services?.pki.folder else { throw ShellError(shared.failure ?? "no PKI") }
-            try VirtualCardReaders.addCardCertificates(to: pki)
-            readers = try VirtualCardReaders.start(in: shared.folder + "/readers")
-        } catch {
-            setUpFailure = "\(error)"
-        }
-    }
+    override class func setUp() { shared = SharedCardReaders(label: "cli-idcard") }
+    override class func tearDown() { shared.stop() }
 
-    override class func tearDown() {
-        readers?.stop()
-        shared.stop()
-    }
-
-    var services: TestServices { Self.shared.services! }
+    var services: TestServices { Self.shared.services.services! }
     var readers: VirtualCardReaders { Self.readers! }
     var pki: String { services.pki.folder }
     var settings: [String] {

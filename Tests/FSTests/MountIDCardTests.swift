@@ -6,31 +6,18 @@ import XCTest
 /// runs it), `status/id-card` with the reader, the holder and the PIN counters; pcscd with the
 /// virtual readers and the card emulator of contrib/card.
 final class MountIDCardTests: XCTestCase {
-    nonisolated(unsafe) static var shared: SharedTestServices!
-    nonisolated(unsafe) static var readers: VirtualCardReaders?
-    nonisolated(unsafe) static var setUpFailure: String?
+    nonisolated(unsafe) static var shared: SharedCardReaders!
+    static var readers: VirtualCardReaders? { shared.readers }
+    static var setUpFailure: String? { shared.failure }
 
-    override class func setUp() {
-        shared = SharedTestServices(label: "fs-idcard")
-        do {
-            guard let pki = shared.services?.pki.folder else { throw ShellError(shared.failure ?? "no PKI") }
-            try VirtualCardReaders.addCardCertificates(to: pki)
-            readers = try VirtualCardReaders.start(in: shared.folder + "/readers")
-        } catch {
-            setUpFailure = "\(error)"
-        }
-    }
-
-    override class func tearDown() {
-        readers?.stop()
-        shared.stop()
-    }
+    override class func setUp() { shared = SharedCardReaders(label: "fs-idcard") }
+    override class func tearDown() { shared.stop() }
 
     override func setUpWithError() throws {
         if let failure = Self.setUpFailure { throw MountError("the virtual card readers did not start: \(failure)") }
     }
 
-    var services: TestServices { Self.shared.services! }
+    var services: TestServices { Self.shared.services.services! }
     var readers: VirtualCardReaders { Self.readers! }
 
     func mounted(pinentry: String) throws -> MountFixture {

@@ -6,29 +6,16 @@ import XCTest
 /// contrib/card/pinpad): in a mount without pinentry, `status/id-card` says to type on the pad
 /// while the reader waits; the PIN never reaches asicfs.
 final class MountPINPadTests: XCTestCase {
-    nonisolated(unsafe) static var shared: SharedTestServices!
-    nonisolated(unsafe) static var readers: VirtualCardReaders?
-    nonisolated(unsafe) static var setUpFailure: String?
+    nonisolated(unsafe) static var shared: SharedCardReaders!
+    static var readers: VirtualCardReaders? { shared.readers }
+    static var setUpFailure: String? { shared.failure }
 
-    override class func setUp() {
-        shared = SharedTestServices(label: "fs-pinpad")
-        do {
-            guard let pki = shared.services?.pki.folder else { throw ShellError(shared.failure ?? "no PKI") }
-            try VirtualCardReaders.addCardCertificates(to: pki)
-            readers = try VirtualCardReaders.start(in: shared.folder + "/readers", pinPad: true)
-        } catch {
-            setUpFailure = "\(error)"
-        }
-    }
-
-    override class func tearDown() {
-        readers?.stop()
-        shared.stop()
-    }
+    override class func setUp() { shared = SharedCardReaders(label: "fs-pinpad", pinPad: true) }
+    override class func tearDown() { shared.stop() }
 
     func testSigningOnThePINPadShowsWhatToDoAndCountsWrongPINs() throws {
         if let failure = Self.setUpFailure { throw MountError("the virtual PIN-pad readers did not start: \(failure)") }
-        let services = try XCTUnwrap(Self.shared.services)
+        let services = try XCTUnwrap(Self.shared.services.services)
         let readers = try XCTUnwrap(Self.readers)
         let log = Self.shared.folder + "/apdu.log"
         try readers.insert(VirtualCard(pki: services.pki.folder, state: Self.shared.folder + "/card.json"), log: log)

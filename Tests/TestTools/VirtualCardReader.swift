@@ -106,3 +106,31 @@ public final class VirtualCardReaders: @unchecked Sendable {
         _ = try? Shell.run(Self.contrib + "/virtual-reader.sh", ["stop", folder])
     }
 }
+
+/// A test PKI with its loopback services, the card certificates, and the virtual readers, shared
+/// by all tests of one class: made in `override class func setUp()`, stopped in `tearDown()`.
+public final class SharedCardReaders: @unchecked Sendable {
+    public let services: SharedTestServices
+    public let readers: VirtualCardReaders?
+    /// Why the readers could not start (tests then fail with it).
+    public let failure: String?
+    public var folder: String { services.folder }
+
+    public init(label: String, pinPad: Bool = false) {
+        services = SharedTestServices(label: label)
+        do {
+            guard let pki = services.services?.pki.folder else { throw ShellError(services.failure ?? "no test PKI") }
+            try VirtualCardReaders.addCardCertificates(to: pki)
+            readers = try VirtualCardReaders.start(in: services.folder + "/readers", pinPad: pinPad)
+            failure = nil
+        } catch {
+            readers = nil
+            failure = "\(error)"
+        }
+    }
+
+    public func stop() {
+        readers?.stop()
+        services.stop()
+    }
+}

@@ -8,7 +8,7 @@ import tempfile
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, utils
 
-from iso7816 import (CardError, tlv, SW_AUTH_BLOCKED, SW_FILE_NOT_FOUND, SW_WRONG_LENGTH)
+from iso7816 import (CardError, tlv, SW_AUTH_BLOCKED, SW_FILE_NOT_FOUND, SW_WRONG_LENGTH, SW_WRONG_P1P2)
 
 # Defaults written into a new --state file. Real cards come with random envelopes; these are
 # the values that Estonian test cards and most emulators use.
@@ -107,6 +107,26 @@ class Pin:
         self.rec["tries"] = self.max
         self.rec["changed"] = changed
         self.store.save()
+
+
+class VerifyingCard:
+    """VERIFY as both cards do it: no data asks for the status (90 00 when verified, else 63 Cx
+    or 69 83); a PIN block is checked whole. Subclasses give `_pin(ref)` and `verified`."""
+
+    def verify(self, a):
+        if a.p1 != 0x00:
+            raise CardError(SW_WRONG_P1P2)
+        pin = self._pin(a.p2)
+        if not a.data:
+            if pin.tries == 0:
+                raise CardError(SW_AUTH_BLOCKED)
+            if a.p2 in self.verified:
+                return b""
+            raise CardError(0x63C0 | pin.tries)
+        self.verified.discard(a.p2)
+        pin.check(a.data)
+        self.verified.add(a.p2)
+        return b""
 
 
 class EF:

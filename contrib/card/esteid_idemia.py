@@ -16,7 +16,7 @@ Security model (see README "What is modelled"):
 
 import os
 
-from cardbase import (DF, EF, Pin, resolve, split_path, ecdsa_raw, personal_records, fcp_ef, fcp_df)
+from cardbase import (DF, EF, Pin, VerifyingCard, resolve, split_path, ecdsa_raw, personal_records, fcp_ef, fcp_df)
 from iso7816 import (CardError, parse_tlv, tlv, SW_AUTH_BLOCKED, SW_CONDITIONS_NOT_SATISFIED,
                      SW_FILE_NOT_FOUND, SW_INS_NOT_SUPPORTED, SW_NO_CURRENT_EF, SW_REF_DATA_NOT_FOUND,
                      SW_SECURITY_NOT_SATISFIED, SW_WRONG_DATA, SW_WRONG_LENGTH, SW_WRONG_P1P2,
@@ -30,7 +30,7 @@ MF_FID = b"\x3f\x00"
 READ_MAX = 0xC0          # READ BINARY never returns more than this, even for Le 00 (= 256)
 
 
-class IdemiaCard:
+class IdemiaCard(VerifyingCard):
     name = "idemia"
     atr = ATR
 
@@ -156,22 +156,6 @@ class IdemiaCard:
         if pin is None or (ref == 0x85 and self.app() != "qscd"):
             raise CardError(SW_REF_DATA_NOT_FOUND)
         return pin
-
-    def verify(self, a):
-        if a.p1 != 0x00:
-            raise CardError(SW_WRONG_P1P2)
-        pin = self._pin(a.p2)
-        if not a.data:
-            # No data: the status query. 90 00 when verified, else 63 Cx / 69 83.
-            if pin.tries == 0:
-                raise CardError(SW_AUTH_BLOCKED)
-            if a.p2 in self.verified:
-                return b""
-            raise CardError(0x63C0 | pin.tries)
-        self.verified.discard(a.p2)
-        pin.check(a.data)
-        self.verified.add(a.p2)
-        return b""
 
     def change(self, a):
         if a.p1 != 0x00:

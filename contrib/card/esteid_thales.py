@@ -10,7 +10,7 @@ changed: CHANGE REFERENCE DATA for 83 answers 69 85 (conditions of use not satis
 
 import os
 
-from cardbase import DF, EF, Pin, resolve, split_path, ecdsa_raw, personal_records, fcp_ef, fcp_df
+from cardbase import DF, EF, Pin, VerifyingCard, resolve, split_path, ecdsa_raw, personal_records, fcp_ef, fcp_df
 from iso7816 import (CardError, parse_tlv, SW_AUTH_BLOCKED, SW_CONDITIONS_NOT_SATISFIED,
                      SW_FILE_NOT_FOUND, SW_INS_NOT_SUPPORTED, SW_NO_CURRENT_EF, SW_REF_DATA_NOT_FOUND,
                      SW_SECURITY_NOT_SATISFIED, SW_WRONG_DATA, SW_WRONG_LENGTH, SW_WRONG_P1P2,
@@ -22,7 +22,7 @@ MF_FID = b"\x3f\x00"
 SIGN_KEY_REF, AUTH_KEY_REF = 0x05, 0x01
 
 
-class ThalesCard:
+class ThalesCard(VerifyingCard):
     name = "thales"
     atr = ATR
 
@@ -122,21 +122,6 @@ class ThalesCard:
         if pin is None:
             raise CardError(SW_REF_DATA_NOT_FOUND)
         return pin
-
-    def verify(self, a):
-        if a.p1 != 0x00:
-            raise CardError(SW_WRONG_P1P2)
-        pin = self._pin(a.p2)
-        if not a.data:
-            if pin.tries == 0:
-                raise CardError(SW_AUTH_BLOCKED)
-            if a.p2 in self.verified:
-                return b""
-            raise CardError(0x63C0 | pin.tries)
-        self.verified.discard(a.p2)
-        pin.check(a.data)
-        self.verified.add(a.p2)
-        return b""
 
     def change(self, a):
         if a.p1 != 0x00:

@@ -116,6 +116,20 @@ func readBinary(_ channel: CardChannel, size: Int, chunk: Int) throws -> [UInt8]
     return data
 }
 
+/// The personal data file's fields that asicfs shows (surname, given names, personal code,
+/// document number, expiry), read from the personal data folder the caller selected.
+func readHolder(_ channel: CardChannel) throws -> CardHolder {
+    var records: [Int: [UInt8]] = [:]
+    for number in [1, 2, 6, 7, 8] {
+        let selected = try channel.transmit(CommandAPDU(ins: 0xA4, p1: 0x02, p2: 0x0C, data: [0x50, UInt8(number)]))
+        try CardStatus.check(selected, "select personal data field \(number)")
+        let read = try channel.transmit(CommandAPDU(ins: 0xB0, p1: 0, p2: 0, le: 256))
+        try CardStatus.check(read, "read personal data field \(number)")
+        records[number] = read.data
+    }
+    return CardHolder(records: records)
+}
+
 /// The size a SELECT's FCI announces (tag 80, or 81 as Thales puts it).
 func fileSize(fromFCI data: [UInt8]) throws -> Int {
     if let bytes = TLV.find(0x80, in: data) ?? TLV.find(0x81, in: data), let size = TLV.number(bytes), size > 0 {

@@ -29,15 +29,7 @@ final class IDEMIAApplication: EstEIDApplication {
     func holder() throws -> CardHolder {
         try select(Self.mainAID)
         try CardStatus.check(try channel.transmit(CommandAPDU(ins: 0xA4, p1: 0x01, p2: 0x0C, data: [0x50, 0x00])), "select the personal data")
-        var records: [Int: [UInt8]] = [:]
-        for number in [1, 2, 6, 7, 8] {
-            let selected = try channel.transmit(CommandAPDU(ins: 0xA4, p1: 0x02, p2: 0x0C, data: [0x50, UInt8(number)]))
-            try CardStatus.check(selected, "select personal data field \(number)")
-            let read = try channel.transmit(CommandAPDU(ins: 0xB0, p1: 0, p2: 0, le: 256))
-            try CardStatus.check(read, "read personal data field \(number)")
-            records[number] = read.data
-        }
-        return CardHolder(records: records)
+        return try readHolder(channel)
     }
 
     func reference(_ secret: CardSecret) -> UInt8 {
