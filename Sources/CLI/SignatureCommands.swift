@@ -44,7 +44,7 @@ let signCommand = Command(
         let container = try Container.open(path)
         let environment = try SignatureEnvironment(configuration: context.configuration)
         let cancellation = Cancellation()
-        let signer = try makeSigner(method, parameters, SignerContext(environment: environment, cancellation: cancellation))
+        let signer = try makeSigner(method, parameters, SignerContext(environment: environment, cancellation: cancellation, terminalAllowed: true))
         // Ctrl-C (or SIGTERM) cancels: the session stops at its next step or network wait and the
         // container stays as it was; a second Ctrl-C ends the process at once.
         let interruption = CancelOnSignals(cancellation)

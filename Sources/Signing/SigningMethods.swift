@@ -8,10 +8,14 @@ import XAdES
 public struct SignerContext: Sendable {
     public let environment: SignatureEnvironment
     public let cancellation: Cancellation
+    /// True on the command line: a PIN may be asked on the terminal when there is no pinentry.
+    /// False in a mount's daemon, which has no terminal (pinentry asks there).
+    public let terminalAllowed: Bool
 
-    public init(environment: SignatureEnvironment, cancellation: Cancellation) {
+    public init(environment: SignatureEnvironment, cancellation: Cancellation, terminalAllowed: Bool = false) {
         self.environment = environment
         self.cancellation = cancellation
+        self.terminalAllowed = terminalAllowed
     }
 
     public var configuration: Configuration { environment.configuration }
@@ -41,7 +45,8 @@ public enum SigningMethod: String, CaseIterable, Sendable {
         case .pkcs12: PKCS12Signer.self
         case .mobileID: MobileIDSigner.self
         case .smartID: SmartIDSigner.self
-        case .idCard, .pkcs11, .remote: nil
+        case .pkcs11: PKCS11Signer.self
+        case .idCard, .remote: nil
         }
     }
 
@@ -52,8 +57,7 @@ public enum SigningMethod: String, CaseIterable, Sendable {
         case .mobileID: return ["phone", "idcode", "language", "message"]
         case .smartID: return ["country", "idcode", "document", "display"]
         case .idCard: return ["reader", "pin-fd"]
-        case .pkcs11: return ["module", "slot", "label", "pin-fd"]
-        case .pkcs12, .remote: return ["service", "credential"]
+        case .pkcs11, .pkcs12, .remote: return ["service", "credential"]
         }
     }
 
@@ -73,8 +77,7 @@ public enum SigningMethod: String, CaseIterable, Sendable {
             case .mobileID: "phone=+372... idcode=...  [language=EST|ENG|RUS|LIT] [message=...]\nexample: echo \"phone=+37200000766 idcode=60001019906\" > .asicfs/sign/mobile-id"
             case .smartID: "country=EE idcode=...  or  document=PNOEE-...  [display=pin|confirmation]\nexample: echo \"country=EE idcode=30303039914\" > .asicfs/sign/smart-id"
             case .idCard: "[reader=NAME] [pin-fd=N]\nexample: echo \"\" > .asicfs/sign/id-card"
-            case .pkcs11: "module=PATH [slot=N] [label=...] [pin-fd=N]\nexample: echo \"module=/usr/lib/softhsm/libsofthsm2.so slot=0\" > .asicfs/sign/pkcs11"
-            case .pkcs12, .remote: "service=NAME credential=ID\nexample: echo \"service=demo credential=mykey\" > .asicfs/sign/remote"
+            case .pkcs11, .pkcs12, .remote: "service=NAME credential=ID\nexample: echo \"service=demo credential=mykey\" > .asicfs/sign/remote"
             }
         }
         let availability = isAvailable ? "" : "\n(not available in this version of asicfs yet)"
