@@ -18,6 +18,8 @@ public struct TokenListing: Sendable {
     public let slot: UInt
     public let info: TokenInfo
     public let certificates: [TokenCertificate]
+    /// Certificates without a key there (the issuing CA, say): the chain a signature may need.
+    public let otherCertificates: [Certificate]
     /// Why the certificates could not be read (the token went away while listing, say).
     public let problem: String?
 }
@@ -46,10 +48,12 @@ public enum TokenInventory {
                 guard let token = try? module.tokenInfo(slot: slot), token.flags.contains(.tokenInitialized) else { continue }
                 do {
                     let session = try module.openSession(slot: slot)
-                    tokens.append(TokenListing(module: module, slot: slot, info: token,
-                                               certificates: try certificatesWithKeys(session), problem: nil))
+                    let (withKeys, others) = try certificates(session)
+                    tokens.append(TokenListing(module: module, slot: slot, info: token, certificates: withKeys,
+                                               otherCertificates: others, problem: nil))
                 } catch {
-                    tokens.append(TokenListing(module: module, slot: slot, info: token, certificates: [], problem: "\(error)"))
+                    tokens.append(TokenListing(module: module, slot: slot, info: token, certificates: [], otherCertificates: [],
+                                               problem: "\(error)"))
                 }
             }
             return ModuleListing(module: module, info: info, tokens: tokens, problem: nil)
@@ -57,9 +61,9 @@ public enum TokenInventory {
     }
 
     /// Certificates that have a key with their CKA_ID: a private key, or its public half (tokens
-    /// that require a login hide private keys until then, and SoftHSM does). Certificates that do
-    /// not parse, and CA certificates without a key, are left out.
-    static func certificatesWithKeys(_ session: PKCS11Session) throws(PKCS11Error) -> [TokenCertificate] {
+    /// that require a login hide private keys until then, and SoftHSM does); then the others
+    /// (CA certificates). Certificates that do not parse are left out.
+    static func certificates(_ session: PKCS11Session) throws(PKCS11Error) -> ([TokenCertificate], [Certificate]) {
         var keys: [[UInt8]: String?] = [:]
         for objectClass in [ObjectClass.publicKey, .privateKey] {
             for key in try session.objects(objectClass) {
@@ -68,13 +72,16 @@ public enum TokenInventory {
             }
         }
         var found: [TokenCertificate] = []
+        var others: [Certificate] = []
         for object in try session.objects(.certificate) {
-            guard let id = try session.attribute(.id, of: object), let keyType = keys[id],
-                  let der = try session.attribute(.value, of: object),
-                  let certificate = try? Certificate(der: der) else { continue }
+            guard let der = try session.attribute(.value, of: object), let certificate = try? Certificate(der: der) else { continue }
+            guard let id = try session.attribute(.id, of: object), let keyType = keys[id] else {
+                others.append(certificate)
+                continue
+            }
             let label = (try session.attribute(.label, of: object)).map { String(decoding: $0, as: UTF8.self) } ?? ""
             found.append(TokenCertificate(certificate: certificate, id: id, label: label, keyType: keyType))
         }
-        return found
+        return (found, others)
     }
 }

@@ -42,6 +42,8 @@ public struct PKCS11Signer: Signer, SignerFactory {
     var tokenName: String { token.info.label }
 
     public func certificate(events: (SigningEvent) -> Void) throws -> Certificate { chosen.certificate }
+    /// CA certificates on the token: the issuer the session needs for OCSP, when it is there.
+    public var extraCertificates: [Certificate] { token.otherCertificates }
 
     public func sign(digest: [UInt8], algorithm: SignatureAlgorithm, events: (SigningEvent) -> Void) throws -> [UInt8] {
         let module = token.module
