@@ -332,7 +332,11 @@ final class ControlFolder: @unchecked Sendable {
       smart-id           "country=EE idcode=..." or "document=PNOEE-..."
                          [display=pin|confirmation] [message=...]
       pkcs12             "file=PATH passphrase-file=PATH" (a .p12/.pfx file)
-      id-card, pkcs11, remote
+      pkcs11             "" or "[module=PATH] [label=TOKEN] [slot=ID] [key=LABEL|ID]":
+                         a PKCS#11 token (found through p11-kit without module=);
+                         the PIN is asked by pinentry (setting pinentry), or typed on
+                         the reader's PIN pad; 'asicfs tokens' lists the tokens
+      id-card, remote
                          not available in this version of asicfs yet (EINVAL, and
                          status/last-error says so)
                          every method also takes role=... city=... state=...
@@ -368,6 +372,7 @@ final class ControlFolder: @unchecked Sendable {
         cat .asicfs/status/mobile-id && cat .asicfs/status/wait
       echo "file=$HOME/me.p12 passphrase-file=$HOME/.me.pass" > .asicfs/sign/pkcs12 &&
         cat .asicfs/status/wait
+      echo "label=MyToken" > .asicfs/sign/pkcs11 && cat .asicfs/status/wait
     Mobile-ID and Smart-ID: status/<method> shows the verification code before the phone asks
     for the PIN, until the phone has answered (also as a desktop notification where a desktop
     session is present; notify = no turns that off); sign only if the phone shows the same
