@@ -12,6 +12,9 @@ packages=(
   # signing tests: the test PKI's services (openssl), pyasice as a peer validator (venv + pip),
   # xmlsec1 to sign the test trusted lists, digidoc-tool's runtime libraries
   python3-venv python3-pip xmlsec1 libxmlsec1-openssl libxslt1.1
+  # PKCS#11: p11-kit (build: libp11-kit-dev; it finds registered modules), SoftHSM tokens for the
+  # tests and the demo, OpenSC's module and pkcs11-tool
+  softhsm2 p11-kit libp11-kit-dev opensc
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 

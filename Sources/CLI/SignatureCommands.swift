@@ -17,10 +17,14 @@ let signCommand = Command(
     (signer role and production place), except that smart-id's country= is the person's
     country (EE, LV or LT), not a place.
     Without passphrase-file= the pkcs12 method asks for the passphrase on the terminal.
+    The pkcs11 method finds tokens through p11-kit (or module=PATH; 'asicfs tokens' lists them
+    and their certificates); without label=, slot= or key= the one certificate with
+    non-repudiation is used. Its PIN comes from pin-fd=N, else the pinentry program (setting
+    pinentry), else the terminal; a reader with a PIN pad takes it there.
     The signature is checked before it is written; if anything fails the container stays
     exactly as it was. Ctrl-C cancels.
     Settings (see asicfs --help): tsa-url, ocsp-url, profile (LT or B), tsl, tsl-cert,
-    trust-anchors, cache-dir, proxy; for mobile-id: mobile-id.tls-cert (required),
+    trust-anchors, cache-dir, proxy, pinentry; for mobile-id: mobile-id.tls-cert (required),
     mobile-id.url, mobile-id.relying-party-uuid, mobile-id.relying-party-name,
     mobile-id.timeout (default 150 s); for smart-id: smart-id.tls-cert (required),
     smart-id.url, smart-id.relying-party-uuid, smart-id.relying-party-name, smart-id.timeout
