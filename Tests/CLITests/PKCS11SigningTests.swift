@@ -151,6 +151,35 @@ final class PKCS11SigningTests: CLITestCase {
         try checkWithPyasice(container, pin: Self.pin, arguments: ["label=asicfs RSA", "key=rsa key", "pin-fd=3"])
     }
 
+    /// A certificate whose key is id-RSASSA-PSS (the RSA signer's key, certified again with a
+    /// PSS SubjectPublicKeyInfo) makes asicfs sign with CKM_RSA_PKCS_PSS: RSA-PSS with SHA-256.
+    func testAnRSAPSSCertificateSignsWithRSAPSS() throws {
+        let pss = root.appendingPathComponent("pss").path
+        let made = try runTool("/bin/bash", ["-c", """
+            set -e; mkdir -p "$1"; cd "$1"
+            openssl pkey -in "$2/signer-rsa.key" -pubout -outform der -out rsa.der
+            # rsaEncryption + NULL -> id-RSASSA-PSS without parameters; the outer length shrinks by 2.
+            python3 -c 'import sys; d=open("rsa.der","rb").read(); o=bytes.fromhex("300d06092a864886f70d0101010500"); b=d[d.index(o):].replace(o, bytes.fromhex("300b06092a864886f70d01010a"), 1); n=len(b); open("pss.der","wb").write(b"\\x30\\x82"+n.to_bytes(2,"big")+b)'
+            openssl pkey -pubin -inform der -in pss.der -out pss-pub.pem
+            openssl req -new -config "$2/pki.cnf" -key "$2/signer-rsa.key" -subj "/C=EE/CN=PSS,MARI,48001010008" -out pss.csr
+            cd "$2" && openssl x509 -req -in "$1/pss.csr" -force_pubkey "$1/pss-pub.pem" -CA issuing.pem -CAkey issuing.key \
+              -set_serial 4100 -days 30 -extfile pki.cnf -extensions signer_ext -out "$1/pss.pem" 2>/dev/null
+            """, "bash", pss, pki.folder])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        try tokens.makeToken(label: "asicfs PSS", pin: Self.pin, identities: [.init(key: pki.path("signer-rsa.key"),
+                                                                                       certificate: pss + "/pss.pem", id: "05", label: "pss")])
+        let listed = try run(["tokens"])
+        XCTAssertTrue(listed.stdout.contains("      key         RSA-PSS 2048 bits\n"), listed.stdout)
+        let container = try unsignedContainer()
+        // Profile B: the test OCSP responder does not know this certificate.
+        let signed = try run(["sign", container, "--method", "pkcs11", "pin-fd=3"] + settings + ["-o", "profile=B"], pin: Self.pin)
+        assertSuccess(signed)
+        XCTAssertTrue(signed.stdout.hasPrefix("signed: PSS,MARI,48001010008 S0 in META-INF/signatures0.xml, INDETERMINATE"), signed.stdout)
+        let report = try asicfs(["verify", container] + settings)
+        XCTAssertTrue(report.stdout.contains("  method           RSA-PSS with SHA-256\n"), report.stdout)
+        XCTAssertFalse(report.stdout.contains("INVALID"), report.stdout)
+    }
+
     func testTwoTokensAreAmbiguousAndTheErrorNamesBoth() throws {
         try tokens.makeToken(label: "first token", pin: Self.pin, identities: [ecIdentity], caCertificates: [pki.issuing])
         try tokens.makeToken(label: "second token", pin: Self.pin, identities: [rsaIdentity], caCertificates: [pki.issuing])
