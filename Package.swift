@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CPCSC", pkgConfig: "libpcsclite", providers: [.apt(["libpcsclite-dev"])]),
+        .systemLibrary(name: "CPKCS11", pkgConfig: "p11-kit-1", providers: [.apt(["libp11-kit-dev"])]),
 
         // libxml2 with every entity, DTD and network feature off: the only way XML is read.
         .target(name: "SafeXML", dependencies: ["CLibXML2"]),
@@ -38,12 +39,14 @@ let package = Package(
         .target(name: "Validation", dependencies: ["ASiC", "XAdES", "Trust", "Crypto"]),
         // Smart cards over PC/SC: APDUs, the reader connection, PACE and secure messaging.
         .target(name: "SmartCard", dependencies: ["CPCSC", "Crypto"]),
+        // PKCS#11 modules (by path or p11-kit's registry), tokens, sessions, login and signing.
+        .target(name: "PKCS11", dependencies: ["CPKCS11", "Crypto"]),
         // One signing session for every method, and the signers (one folder each), and the PIN entry they share.
-        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard"]),
+        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard", "PKCS11"]),
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
         .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
-        .target(name: "CLI", dependencies: ["ASiC", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust"]),
+        .target(name: "CLI", dependencies: ["ASiC", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust", "PKCS11"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),
 
         // Fuzz entry points: a corpus replayer by default, libFuzzer targets with -DFUZZING.
@@ -66,7 +69,7 @@ let package = Package(
         // Trusted lists: the conformance EE_T-*.xml scenarios.
         .testTarget(name: "TrustTests", dependencies: ["Trust", "TestTools"]),
         // Signing and validation end to end: corpus verdicts, round trips, tampering, pyasice.
-        .testTarget(name: "SignatureTests", dependencies: ["Signing", "Validation", "XAdES", "ASiC", "Trust", "Crypto", "Configuration", "TestTools"],
+        .testTarget(name: "SignatureTests", dependencies: ["Signing", "Validation", "XAdES", "ASiC", "Trust", "Crypto", "Configuration", "TestTools", "PKCS11"],
                     exclude: ["Interop"]),
         // APDUs, PACE (against the ICAO 9303 worked example) and secure messaging, and the virtual ID-card over pcscd.
         .testTarget(name: "SmartCardTests", dependencies: ["SmartCard", "Crypto", "TestTools"]),

@@ -110,6 +110,27 @@ run asicfs sign cli-signed.asice --method pkcs12 file=pki/signer.p12 passphrase-
 run asicfs verify cli-signed.asice
 run unzip -l cli-signed.asice
 
+step "Sign with a PKCS#11 token: a SoftHSM token in this folder, found through p11-kit (no module path)"
+# SoftHSM reads its tokens from SOFTHSM2_CONF; Debian registers it with p11-kit.
+export SOFTHSM2_CONF="$work/softhsm2.conf"
+mkdir tokens
+printf 'directories.tokendir = %s/tokens\nobjectstore.backend = file\n' "$work" > "$SOFTHSM2_CONF"
+printf '4321\n' > pki/token-pin
+chmod 600 pki/token-pin
+softhsm=/usr/lib/softhsm/libsofthsm2.so
+run softhsm2-util --init-token --free --label "asicfs demo" --so-pin 87654321 --pin 4321 > /dev/null
+openssl pkcs8 -topk8 -nocrypt -in pki/signer.key -out pki/signer.p8
+run softhsm2-util --import pki/signer.p8 --token "asicfs demo" --label signer --id 01 --pin 4321
+rm pki/signer.p8
+for cert in signer issuing; do openssl x509 -in "pki/$cert.pem" -outform der -out "pki/$cert.der"; done
+pkcs11-tool --module $softhsm --token-label "asicfs demo" --login --pin 4321 --write-object pki/signer.der --type cert --id 01 --label signer > /dev/null
+pkcs11-tool --module $softhsm --token-label "asicfs demo" --login --pin 4321 --write-object pki/issuing.der --type cert --id c0 --label CA > /dev/null
+run asicfs tokens module=$softhsm
+cp doc.asice token-signed.asice
+printf '$ asicfs sign token-signed.asice --method pkcs11 "label=asicfs demo" pin-fd=3 3<pki/token-pin\n'
+asicfs sign token-signed.asice --method pkcs11 "label=asicfs demo" pin-fd=3 3<pki/token-pin
+run asicfs verify token-signed.asice
+
 step "Sign inside a mount: write the request to .asicfs/sign/pkcs12, wait, look at the signature folder"
 cp doc.asice mounted.asice
 run asicfs mount mounted.asice mnt
@@ -190,7 +211,7 @@ else
   run "$card/virtual-reader.sh" start "$work/readers"
   trap 'kill $server $mid $sid 2>/dev/null; "$card/virtual-reader.sh" stop "$work/readers"; fusermount3 -u -z "$work/mnt" 2>/dev/null || true; rm -rf "$work"' EXIT
   card_args=(--kind idemia --sign-cert "$work/pki/signer.pem" --sign-key "$work/pki/signer.key"
-             --auth-cert "$work/pki/auth.pem" --auth-key "$work/pki/auth.key" --state "$work/card.json")
+             --auth-cert "$work/pki/card-auth.pem" --auth-key "$work/pki/card-auth.key" --state "$work/card.json")
   run "$card/virtual-reader.sh" insert "$work/readers" --wait -- "${card_args[@]}"
   run asicfs card status
   run asicfs card pins

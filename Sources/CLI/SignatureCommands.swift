@@ -19,10 +19,14 @@ let signCommand = Command(
     Without passphrase-file= the pkcs12 method has the passphrase asked by pinentry (setting
     pinentry), else on the terminal; id-card asks PIN2 the same way unless pin-fd=N names a
     descriptor to read it from (or the reader has a PIN pad and there is no pinentry).
+    The pkcs11 method finds tokens through p11-kit (or module=PATH; 'asicfs tokens' lists them
+    and their certificates); without label=, slot= or key= the one certificate with
+    non-repudiation is used. Its PIN comes from pin-fd=N, else the pinentry program (setting
+    pinentry), else the terminal; a reader with a PIN pad takes it there.
     The signature is checked before it is written; if anything fails the container stays
     exactly as it was. Ctrl-C cancels.
     Settings (see asicfs --help): tsa-url, ocsp-url, profile (LT or B), tsl, tsl-cert,
-    trust-anchors, cache-dir, proxy; for mobile-id: mobile-id.tls-cert (required),
+    trust-anchors, cache-dir, proxy, pinentry; for mobile-id: mobile-id.tls-cert (required),
     mobile-id.url, mobile-id.relying-party-uuid, mobile-id.relying-party-name,
     mobile-id.timeout (default 150 s); for smart-id: smart-id.tls-cert (required),
     smart-id.url, smart-id.relying-party-uuid, smart-id.relying-party-name, smart-id.timeout

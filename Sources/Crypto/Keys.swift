@@ -9,12 +9,14 @@ public final class PublicKey: @unchecked Sendable {
 
     public var isRSA: Bool { EVP_PKEY_get_base_id(pkey) == EVP_PKEY_RSA }
     public var isEC: Bool { EVP_PKEY_get_base_id(pkey) == EVP_PKEY_EC }
+    /// An RSA key whose certificate allows only RSA-PSS (id-RSASSA-PSS in SubjectPublicKeyInfo).
+    public var isRSAPSS: Bool { EVP_PKEY_get_base_id(pkey) == EVP_PKEY_RSA_PSS }
     public var bits: Int { Int(EVP_PKEY_get_bits(pkey)) }
 
     /// The hash libdigidocpp pairs with this key when signing: EC P-256 → SHA-256, P-384 → SHA-384,
-    /// other EC → SHA-512; RSA → SHA-256.
+    /// other EC → SHA-512; RSA → SHA-256 (RSA-PSS for a key that allows only PSS).
     public var preferredAlgorithm: SignatureAlgorithm {
-        guard isEC else { return SignatureAlgorithm(.rsaPKCS1, .sha256) }
+        guard isEC else { return SignatureAlgorithm(isRSAPSS ? .rsaPSS : .rsaPKCS1, .sha256) }
         switch bits {
         case 256: return SignatureAlgorithm(.ecdsa, .sha256)
         case 384: return SignatureAlgorithm(.ecdsa, .sha384)
@@ -35,7 +37,7 @@ public final class PublicKey: @unchecked Sendable {
             guard isEC, signature.count == ecdsaRawSignatureLength,
                   let der = ECDSASignature.der(fromRaw: signature) else { return false }
             signature = der
-        } else if !isRSA {
+        } else if !isRSA && !isRSAPSS {
             return false
         }
         guard let context = EVP_PKEY_CTX_new(pkey, nil) else { return false }

@@ -46,7 +46,8 @@ public enum SigningMethod: String, CaseIterable, Sendable {
         case .mobileID: MobileIDSigner.self
         case .smartID: SmartIDSigner.self
         case .idCard: IDCardSigner.self
-        case .pkcs11, .remote: nil
+        case .pkcs11: PKCS11Signer.self
+        case .remote: nil
         }
     }
 
@@ -57,8 +58,7 @@ public enum SigningMethod: String, CaseIterable, Sendable {
         case .mobileID: return ["phone", "idcode", "language", "message"]
         case .smartID: return ["country", "idcode", "document", "display"]
         case .idCard: return ["reader", "pin-fd"]
-        case .pkcs11: return ["module", "slot", "label", "pin-fd"]
-        case .pkcs12, .remote: return ["service", "credential"]
+        case .pkcs11, .pkcs12, .remote: return ["service", "credential"]
         }
     }
 
@@ -78,8 +78,7 @@ public enum SigningMethod: String, CaseIterable, Sendable {
             case .mobileID: "phone=+372... idcode=...  [language=EST|ENG|RUS|LIT] [message=...]\nexample: echo \"phone=+37200000766 idcode=60001019906\" > .asicfs/sign/mobile-id"
             case .smartID: "country=EE idcode=...  or  document=PNOEE-...  [display=pin|confirmation]\nexample: echo \"country=EE idcode=30303039914\" > .asicfs/sign/smart-id"
             case .idCard: "[reader=NAME] [pin-fd=N]\nexample: echo \"\" > .asicfs/sign/id-card"
-            case .pkcs11: "module=PATH [slot=N] [label=...] [pin-fd=N]\nexample: echo \"module=/usr/lib/softhsm/libsofthsm2.so slot=0\" > .asicfs/sign/pkcs11"
-            case .pkcs12, .remote: "service=NAME credential=ID\nexample: echo \"service=demo credential=mykey\" > .asicfs/sign/remote"
+            case .pkcs11, .pkcs12, .remote: "service=NAME credential=ID\nexample: echo \"service=demo credential=mykey\" > .asicfs/sign/remote"
             }
         }
         let availability = isAvailable ? "" : "\n(not available in this version of asicfs yet)"

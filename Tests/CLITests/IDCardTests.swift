@@ -79,7 +79,7 @@ final class IDCardTests: CLITestCase {
         try readers.insert(card {
             $0.kind = .thales
             $0.signCertificate = pki + "/signer2.pem"; $0.signKey = pki + "/signer2.key"
-            $0.authCertificate = pki + "/auth2.pem"; $0.authKey = pki + "/auth2.key"
+            $0.authCertificate = pki + "/card-auth2.pem"; $0.authKey = pki + "/card-auth2.key"
             $0.surname = "MÄNNIK"; $0.givenNames = "MARI-LIIS"; $0.personalCode = "49002124277"; $0.documentNumber = "ET0000001"
         }, reader: 1)
         let text = try asicfs(["card", "status"] + settings)
@@ -115,7 +115,7 @@ final class IDCardTests: CLITestCase {
         try readers.insert(card(), reader: 0)
         let pem = try asicfs(["card", "certs", "--pem"] + settings)
         assertSuccess(pem)
-        let expected = try String(contentsOfFile: pki + "/auth.pem", encoding: .utf8) + String(contentsOfFile: pki + "/signer.pem", encoding: .utf8)
+        let expected = try String(contentsOfFile: pki + "/card-auth.pem", encoding: .utf8) + String(contentsOfFile: pki + "/signer.pem", encoding: .utf8)
         XCTAssertEqual(pem.stdout, expected)
         let text = try asicfs(["card", "certs"] + settings)
         assertSuccess(text)
@@ -238,6 +238,24 @@ final class IDCardTests: CLITestCase {
         XCTAssertEqual(pins["pin2"]?["max_tries"] as? Int, 3)
     }
 
+    /// OpenSC's PKCS#11 module (its EstEID 2018 driver) reads the virtual card like a real one:
+    /// a fidelity check of the emulator, and the pkcs11 method signing with an ID-card.
+    func testOpenSCsPKCS11ModuleReadsAndSignsWithTheVirtualCard() throws {
+        try readers.insert(card(), reader: 0, log: log)
+        let module = "module=/usr/lib/x86_64-linux-gnu/opensc-pkcs11.so"
+        let listed = try asicfs(["tokens", module, "--json"] + settings)
+        assertSuccess(listed)
+        XCTAssertTrue(listed.stdout.contains("serialNumber=PNOEE-38001085718"), listed.stdout)
+        XCTAssertTrue(listed.stdout.contains("\"label\" : \"JÕEORG,JAAK-KRISTJAN,... (PIN2)\""), listed.stdout)
+        XCTAssertTrue(listed.stdout.contains("\"can_sign\" : true"), listed.stdout)
+        let container = try unsignedContainer()
+        let signed = try asicfs(["sign", container, "--method", "pkcs11", module, "pin-fd=3"] + settings, secrets: ["12345"])
+        assertSuccess(signed)
+        XCTAssertEqual(signed.stdout, "signed: JÕEORG,JAAK-KRISTJAN,38001085718 S0 in META-INF/signatures0.xml, VALID\n")
+        XCTAssertEqual(try commands("2A"), 1, "one PSO through OpenSC")
+        assertSuccess(try asicfs(["verify", container] + settings))
+    }
+
     // MARK: - Errors
 
     func testCardPulledAtVerifyOrAtThePSOAndSignsAgainOnceBack() throws {
@@ -268,7 +286,7 @@ final class IDCardTests: CLITestCase {
         try readers.insert(card(), reader: 0)
         try readers.insert(card {
             $0.signCertificate = pki + "/signer2.pem"; $0.signKey = pki + "/signer2.key"
-            $0.authCertificate = pki + "/auth2.pem"; $0.authKey = pki + "/auth2.key"
+            $0.authCertificate = pki + "/card-auth2.pem"; $0.authKey = pki + "/card-auth2.key"
         }, reader: 1)
         assertFailure(try asicfs(["sign", container, "--method", "id-card", "pin-fd=3"] + settings, secrets: ["12345"]),
                       mentions: ["several readers", "Virtual PCD 00 00", "Virtual PCD 00 01", "reader=NAME"])

@@ -16,7 +16,7 @@ public enum FakePinentry {
               echo "$line" >> '\(log)'
               case "$line" in
                 GETPIN) \(answer) ;;
-                BYE) echo OK; exit 0 ;;
+                BYE) echo OK 2>/dev/null; exit 0 ;;
                 *) echo OK ;;
               esac
             done

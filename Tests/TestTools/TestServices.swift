@@ -14,6 +14,10 @@ public struct TestPKI: Sendable {
     public var signerP12: String { path("signer.p12") }
     public var revoked: String { path("revoked.pem") }
     public var revokedP12: String { path("revoked.p12") }
+    /// An RSA-2048 signer (nonRepudiation; key signer-rsa.key), for tokens' RSA keys.
+    public var signerRSA: String { path("signer-rsa.pem") }
+    /// An authentication certificate (digitalSignature, keyAgreement, no nonRepudiation).
+    public var auth: String { path("auth.pem") }
     /// The EC (P-256) OCSP responder; `ocspRSA` is the RSA one.
     public var ocsp: String { path("ocsp.pem") }
     public var ocspRSA: String { path("ocsp-rsa.pem") }

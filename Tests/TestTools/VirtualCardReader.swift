@@ -28,8 +28,8 @@ public struct VirtualCard: Sendable {
     public init(pki: String, state: String) {
         signCertificate = pki + "/signer.pem"
         signKey = pki + "/signer.key"
-        authCertificate = pki + "/auth.pem"
-        authKey = pki + "/auth.key"
+        authCertificate = pki + "/card-auth.pem"
+        authKey = pki + "/card-auth.key"
         self.state = state
     }
 

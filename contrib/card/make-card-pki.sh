@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Adds ID-card material to a test PKI made by contrib/testpki/mkpki.sh (run that first):
-#   auth.pem/auth.key        authentication certificate for the signer.pem person (P-384,
+#   card-auth.pem/card-auth.key        authentication certificate for the signer.pem person (P-384,
 #                            keyUsage digitalSignature+keyAgreement, EKU clientAuth)
 #   signer2.pem/signer2.key  a second person's signing certificate (P-384, nonRepudiation,
 #                            qcStatements: mkpki.sh's signer_ext)
-#   auth2.pem/auth2.key      the second person's authentication certificate
+#   card-auth2.pem/card-auth2.key      the second person's authentication certificate
 #   expired.pem/expired.key  an expired signing certificate for the signer.pem person
 #                            (valid 2020-01-01 .. 2023-01-01, signer_ext)
 # All are issued by the issuing CA "TEST of ESTEID-LIKE 2025" and added to index.txt as good
@@ -76,12 +76,12 @@ person1="/C=EE/SN=JÕEORG/GN=JAAK-KRISTJAN/serialNumber=PNOEE-38001085718/CN=JÕ
 # Second person: personal code 49002124277 (female, born 1990-02-12, valid check digit).
 person2="/C=EE/SN=TAMM/GN=MARI-LIIS/serialNumber=PNOEE-49002124277/CN=TAMM,MARI-LIIS,49002124277"
 
-[ -e auth.key ] || key auth.key
-issue auth auth.key "$person1" "$work/ca.cnf" auth_ext 1010
+key card-auth.key
+issue card-auth card-auth.key "$person1" "$work/ca.cnf" auth_ext 1010
 key signer2.key
 issue signer2 signer2.key "$person2" pki.cnf signer_ext 1011
-key auth2.key
-issue auth2 auth2.key "$person2" "$work/ca.cnf" auth_ext 1012
+key card-auth2.key
+issue card-auth2 card-auth2.key "$person2" "$work/ca.cnf" auth_ext 1012
 key expired.key
 issue expired expired.key "$person1" pki.cnf signer_ext 1013 20200101000000Z 20230101000000Z
-echo "card PKI added in $dir: auth, signer2, auth2, expired (.pem/.key)"
+echo "card PKI added in $dir: card-auth, signer2, card-auth2, expired (.pem/.key)"

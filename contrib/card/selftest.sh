@@ -41,8 +41,8 @@ echo "== test PKI"
 bash "$here/../testpki/mkpki.sh" "$work/pki" >/dev/null 2>&1 && bash "$here/make-card-pki.sh" "$work/pki" >/dev/null \
   && ok "mkpki.sh + make-card-pki.sh" || { bad "PKI"; exit 1; }
 P=$work/pki
-idemia=(--kind idemia --sign-cert $P/signer.pem --sign-key $P/signer.key --auth-cert $P/auth.pem --auth-key $P/auth.key)
-thales=(--kind thales --sign-cert $P/signer2.pem --sign-key $P/signer2.key --auth-cert $P/auth2.pem --auth-key $P/auth2.key)
+idemia=(--kind idemia --sign-cert $P/signer.pem --sign-key $P/signer.key --auth-cert $P/card-auth.pem --auth-key $P/card-auth.key)
+thales=(--kind thales --sign-cert $P/signer2.pem --sign-key $P/signer2.key --auth-cert $P/card-auth2.pem --auth-key $P/card-auth2.key)
 MAIN=00A4040C10A000000077010800070000FE00000100
 QSCD=00A4040C1051534344204170706C69636174696F6E
 PIN1=31323334FFFFFFFFFFFFFFFF
@@ -51,7 +51,7 @@ head -c 1000 /dev/urandom > "$work/msg.bin"
 openssl dgst -sha384 -binary "$work/msg.bin" > "$work/hash48.bin"
 HASH=$(od -An -tx1 -v "$work/hash48.bin" | tr -d ' \n' | tr a-f A-F)
 openssl x509 -in $P/signer.pem -pubkey -noout > "$work/signer.pub"
-openssl x509 -in $P/auth.pem -pubkey -noout > "$work/auth.pub"
+openssl x509 -in $P/card-auth.pem -pubkey -noout > "$work/auth.pub"
 openssl x509 -in $P/signer2.pem -pubkey -noout > "$work/signer2.pub"
 
 echo "== harness"
@@ -73,7 +73,7 @@ out=$(raw 0 "${apdus[@]}")
 maxlen=$(echo "$out" | tail -n +3 | awk '{print length($2)/2}' | sort -n | tail -1)
 expect "READ BINARY Le 00 returns at most 0xC0" "$maxlen" "192"
 echo "$out" | tail -n +3 | cut -d' ' -f2 | tr -d '\n' | "$py" -c "import sys; sys.stdout.buffer.write(bytes.fromhex(sys.stdin.read()))" > "$work/auth.der"
-openssl x509 -in $P/auth.pem -outform DER | cmp -s - "$work/auth.der" && ok "auth certificate read back in 0xC0 chunks" || bad "auth certificate"
+openssl x509 -in $P/card-auth.pem -outform DER | cmp -s - "$work/auth.der" && ok "auth certificate read back in 0xC0 chunks" || bad "auth certificate"
 out=$(raw 0 $MAIN 00A40804063F00ADF2341F 00B0000010)
 expect "08 path from MF, smaller Le honoured" "$(data_of 3 "$out" | awk '{print length($0)/2}')" "16"
 out=$(raw 0 $MAIN 00A4010C025000 00A4020C025006 00B0000000 00A4000C 00A4020C02D003 00B000000B)

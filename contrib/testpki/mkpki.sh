@@ -2,6 +2,8 @@
 # Makes a throwaway test PKI shaped like the Estonian one, for tests and the demo:
 #   root CA -> issuing CA "TEST of ESTEID-LIKE 2025" -> signer (nonRepudiation, qcStatements)
 #                                                  -> revoked signer
+#                                                  -> RSA-2048 signer (for PKCS#11 tokens' RSA keys)
+#                                                  -> authentication certificate (no nonRepudiation)
 #   root CA -> TSA (critical timeStamping EKU);  issuing CA -> OCSP responders (EC, RSA, and EC
 #   with the BDOC time-mark policy 1.3.6.1.4.1.10015.4.1.2)
 # plus an openssl-ca index.txt (one good, one revoked), PKCS#12 files for both signers and an
@@ -58,6 +60,15 @@ id = OID:0.4.0.1862.1.6
 types = SEQUENCE:qc_type_esign
 [ qc_type_esign ]
 esign = OID:0.4.0.1862.1.6.1
+
+# An ID-card's authentication certificate: it must never be chosen to sign.
+[ auth_ext ]
+basicConstraints = critical, CA:false
+keyUsage = critical, digitalSignature, keyAgreement
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+authorityInfoAccess = OCSP;URI:$ocsp_url
 
 [ ocsp_ext ]
 basicConstraints = critical, CA:false
@@ -124,6 +135,12 @@ cert signer signer.key "/C=EE/SN=JÕEORG/GN=JAAK-KRISTJAN/serialNumber=PNOEE-380
 key P-384 revoked.key
 cert revoked revoked.key "/C=EE/SN=TÜHISTATUD/GN=TEST/serialNumber=PNOEE-39912319997/CN=TÜHISTATUD,TEST,39912319997" \
   issuing.pem issuing.key signer_ext 4097
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out signer-rsa.key 2>/dev/null
+cert signer-rsa signer-rsa.key "/C=EE/SN=RSA-MÄNNIK/GN=MARI/serialNumber=PNOEE-48001010008/CN=RSA-MÄNNIK,MARI,48001010008" \
+  issuing.pem issuing.key signer_ext 4098
+key P-384 auth.key
+cert auth auth.key "/C=EE/OU=authentication/SN=JÕEORG/GN=JAAK-KRISTJAN/serialNumber=PNOEE-38001085718/CN=JÕEORG,JAAK-KRISTJAN,38001085718" \
+  issuing.pem issuing.key auth_ext 4099
 key P-256 ocsp.key
 cert ocsp ocsp.key "/C=EE/O=asicfs test/CN=TEST of asicfs OCSP RESPONDER 2025" issuing.pem issuing.key ocsp_ext 8192
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out ocsp-rsa.key 2>/dev/null
@@ -145,6 +162,8 @@ expiry=$(openssl x509 -in signer.pem -noout -enddate | cut -d= -f2 | xargs -I{} 
 subject() { openssl x509 -in "$1" -noout -subject -nameopt compat,utf8 | sed 's/^subject=//'; }
 printf 'V\t%s\t\t1000\tunknown\t%s\n' "$expiry" "$(subject signer.pem)" > index.txt
 printf 'R\t%s\t%s\t1001\tunknown\t%s\n' "$expiry" "$(date -u +%y%m%d%H%M%SZ)" "$(subject revoked.pem)" >> index.txt
+printf 'V\t%s\t\t1002\tunknown\t%s\n' "$expiry" "$(subject signer-rsa.pem)" >> index.txt
+printf 'V\t%s\t\t1003\tunknown\t%s\n' "$expiry" "$(subject auth.pem)" >> index.txt
 
 cat issuing.pem root.pem > chain.pem
 openssl pkcs12 -export -inkey signer.key -in signer.pem -certfile issuing.pem -passout pass:test1234 \

@@ -78,6 +78,9 @@ struct Pinentry {
             defer { posix_spawn_file_actions_destroy(&actions) }
             posix_spawn_file_actions_adddup2(&actions, ends[1], 0)
             posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+            // Its own complaints (a dialog that cannot open) must not break asicfs's one-line
+            // errors; a terminal pinentry draws on the tty it is given, not on stderr.
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
             let argv: [UnsafeMutablePointer<CChar>?] = [strdup(program), nil]
             defer { argv.forEach { free($0) } }
             var child: pid_t = 0
