@@ -40,9 +40,14 @@ enum AtomicSave {
             }
             try temporary.sync()
             identity = FileIdentity(try temporary.status())
+            // A held ContainerLock follows the container to its new file.
+            let lockMove = ContainerLock.moveLock(of: target, to: temporary)
             guard rename(temporaryPath, target) == 0 else {
-                throw ContainerError.io(path: target, operation: "cannot replace", errno: errno)
+                let code = errno
+                lockMove?.abandon()
+                throw ContainerError.io(path: target, operation: "cannot replace", errno: code)
             }
+            lockMove?.finish()
         } catch {
             unlink(temporaryPath)
             throw error

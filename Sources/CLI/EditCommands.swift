@@ -44,6 +44,8 @@ let addCommand = Command(
         try requirePositionals(arguments, atLeast: 2, "FILE to add")
         let path = arguments.positionals[0]
         let mediaType = try arguments.value("--mime").map(checkedMediaType)
+        let lock = try ContainerLock.acquire(path)
+        defer { lock.release() }
         var edit = try Container.open(path).edit()
         for file in arguments.positionals.dropFirst() {
             try edit.add(NewDataFile(sourcePath: file, mediaType: mediaType), replacing: arguments.has("--replace"))
@@ -92,6 +94,8 @@ let removeCommand = Command(
         }
         try requirePositionals(arguments, atLeast: 2, "NAME to remove")
         let path = arguments.positionals[0]
+        let lock = try ContainerLock.acquire(path)
+        defer { lock.release() }
         var edit = try Container.open(path).edit()
         for name in arguments.positionals.dropFirst() { try edit.remove(name) }
         let progress = ProgressLine("saving \(path)", quiet: context.quiet)
@@ -109,6 +113,8 @@ let removeCommand = Command(
 enum SignatureRemoval {
     @discardableResult
     static func remove(_ index: Int, from path: String) throws -> String {
+        let lock = try ContainerLock.acquire(path)
+        defer { lock.release() }
         let container = try Container.open(path)
         guard container.kind == .asicE else {
             throw ContainerError.refused("cannot remove a signature: this is an ASiC-S container, whose signature or time-stamp is part of its format")

@@ -47,6 +47,9 @@ let signCommand = Command(
             throw UsageError(error.description)
         }
         let path = arguments.positionals[0]
+        // One writer at a time: not while the container is mounted or another command changes it.
+        let lock = try ContainerLock.acquire(path)
+        defer { lock.release() }
         let container = try Container.open(path)
         let environment = try SignatureEnvironment(configuration: context.configuration)
         let cancellation = Cancellation()
@@ -103,6 +106,8 @@ let extendCommand = Command(
             guard let number = Int(value), number >= 0 else { throw UsageError("--signature takes a signature number (0, 1, ...), not '\(value)'") }
             index = number
         }
+        let lock = try ContainerLock.acquire(arguments.positionals[0])
+        defer { lock.release() }
         let container = try Container.open(arguments.positionals[0])
         let environment = try SignatureEnvironment(configuration: context.configuration)
         let cancellation = Cancellation()

@@ -47,6 +47,9 @@ public enum Mounter {
         }
         request.container = String(cString: containerPath)
         free(containerPath)
+        // One user of a container at a time; the daemon keeps the lock (fork shares it) until it exits.
+        let lock = try ContainerLock.acquire(request.container)
+        defer { lock.release() }
 
         // Trust anchors are read now (a bad path fails the mount); trusted lists only when a
         // signature is first validated or signed.
