@@ -46,7 +46,8 @@ public enum SigningMethod: String, CaseIterable, Sendable {
         case .mobileID: MobileIDSigner.self
         case .smartID: SmartIDSigner.self
         case .idCard: IDCardSigner.self
-        case .pkcs11, .remote: nil
+        case .remote: RemoteSigner.self
+        case .pkcs11: nil
         }
     }
 

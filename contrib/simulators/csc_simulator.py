@@ -329,6 +329,11 @@ def sign(key, digest, hash_name, plain):
 def prepare(service, pki, folder, passphrase):
     """Makes (once, kept in folder) each credential's key and certificate from the test PKI, a key
     for the wrong-key credential, the client CA and the client identities."""
+    # A person's credentials share one subject: the OCSP responder's index must allow that.
+    attributes = os.path.join(pki, "index.txt.attr")
+    if not os.path.exists(attributes):
+        with open(attributes, "w") as out:
+            out.write("unique_subject = no\n")
     index = 0
     for user, entry in service.users.items():
         surname, given, code = NAMES[user]
