@@ -72,7 +72,7 @@ def make_users():
     return {
         "alice": {"password": "alice-password", "credentials": [
             Credential("alice-rsa", "rsa", description="RSA 2048, implicit, SCAL 1"),
-            Credential("alice-ec", "P-384", auth_mode="explicit", scal="2", pin="2468",
+            Credential("alice-ec", "P-384", auth_mode="explicit", scal="2", pin="918273645",
                        description="EC P-384, PIN, SCAL 2"),
             Credential("alice-ec-plain", "P-256", algos=list(PLAIN_ECDSA_OIDS),
                        description="EC P-256, plain ECDSA (r||s) only"),
@@ -80,9 +80,11 @@ def make_users():
             Credential("alice-empty", "rsa", behaviour="empty", description="answers an empty signatures list"),
             Credential("alice-hang", "rsa", behaviour="hang", description="signHash never answers"),
             Credential("alice-expired-sad", "rsa", behaviour="expired-sad", description="its SADs expire at once"),
+            Credential("alice-bad-request", "rsa", behaviour="bad-request",
+                       description="authorize answers 400 invalid_request"),
         ]},
         "bob": {"password": "bob-password", "credentials": [
-            Credential("bob-ec", "P-384", auth_mode="explicit", scal="1", pin="1357", multisign=2,
+            Credential("bob-ec", "P-384", auth_mode="explicit", scal="1", pin="55501234", multisign=2,
                        description="EC P-384, PIN, SCAL 1, multisign 2"),
         ]},
     }
@@ -212,6 +214,8 @@ class Service:
         credential, error = self.credential(user, body)
         if error:
             return error
+        if credential.behaviour == "bad-request":
+            return bad("The credential is suspended by the operator (test)")
         count = body.get("numSignatures")
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             return bad("Missing (or invalid type) integer parameter numSignatures")
