@@ -336,7 +336,11 @@ final class ControlFolder: @unchecked Sendable {
                          card read without contact, "can=DIGITS" (the card access
                          number printed on it); PIN2 is asked by pinentry (setting
                          pinentry), else typed on the reader's PIN pad
-      pkcs11, remote     not available in this version of asicfs yet (EINVAL, and
+      remote             "credential=ID" (a key of the remote signing service,
+                         CSC API: settings remote.url, remote.tls-cert and the
+                         other remote.* ones); without it the account's only
+                         credential; a PIN is asked by pinentry
+      pkcs11             not available in this version of asicfs yet (EINVAL, and
                          status/last-error says so)
                          every method also takes role=... city=... state=...
                          postal-code=... country=... (signer role and production
@@ -375,6 +379,7 @@ final class ControlFolder: @unchecked Sendable {
       echo "file=$HOME/me.p12 passphrase-file=$HOME/.me.pass" > .asicfs/sign/pkcs12 &&
         cat .asicfs/status/wait
       echo "" > .asicfs/sign/id-card && cat .asicfs/status/wait
+      echo "credential=my-key" > .asicfs/sign/remote && cat .asicfs/status/wait
     Mobile-ID and Smart-ID: status/<method> shows the verification code before the phone asks
     for the PIN, until the phone has answered (also as a desktop notification where a desktop
     session is present; notify = no turns that off); sign only if the phone shows the same
