@@ -2,7 +2,8 @@
 # The main job end to end on sample files: create a container, list it, extract, add, remove,
 # check the result with independent tools (unzip, Python's zipfile), mount it, and sign it
 # (PKCS#12, XAdES LT) against a throwaway test PKI with a loopback time-stamp server and OCSP
-# responder, from the command line and from inside the mount, then validate and unsign.
+# responder, from the command line and from inside the mount, then validate and unsign; then
+# Mobile-ID, Smart-ID and a remote signing service (CSC API, mutual TLS) through their simulators.
 set -euo pipefail
 asicfs=$(realpath "${1:-.build/debug/asicfs}")
 asicfs_src=$(realpath "$(dirname "$0")")
@@ -200,6 +201,30 @@ for folder in mnt/.asicfs/signatures/*; do
 done
 run asicfs umount mnt
 run asicfs verify phone.asice
+
+step "Remote signing (CSC API) over mutual TLS: a loopback signing service that requires a client certificate"
+# Its shebang is Debian's python3, which has python3-cryptography.
+"$sims/csc_simulator.py" --pki "$work/pki" --folder "$work/csc" --port 0 --client-certificates required \
+  --exit-with-parent > csc.out 2> csc.err &
+csc=$!
+trap 'kill $server $mid $sid $csc 2>/dev/null; fusermount3 -u -z "$work/mnt" 2>/dev/null || true; rm -rf "$work"' EXIT
+# The first start makes its keys and certificates: give it longer than the others.
+for _ in $(seq 600); do grep -q '^PORT ' csc.out 2>/dev/null && break; sleep 0.05; done
+csc_port=$(port_of csc.out)
+# The client identity's passphrase is in a file; the service knows alice by her certificate (no login).
+printf 'client-secret\n' > csc-client.pass
+chmod 600 csc-client.pass
+cat >> config/asicfs/config <<CONF
+remote.url = https://127.0.0.1:$csc_port/csc/v1
+remote.tls-cert = $work/csc/tls.pem
+remote.client-identity = $work/csc/alice-client.p12
+remote.client-identity-passphrase-file = $work/csc-client.pass
+CONF
+run tail -n 4 config/asicfs/config
+run asicfs remote credentials
+cp doc.asice remote.asice
+run asicfs sign remote.asice --method remote credential=alice-rsa role=Director
+run asicfs verify remote.asice
 
 step "The Estonian ID-card: pcscd with two virtual readers and an emulated card (contrib/card)"
 card="$(dirname "$asicfs_src")/contrib/card"

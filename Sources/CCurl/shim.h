@@ -21,3 +21,15 @@ static inline CURLcode ccurl_setopt_xferinfofn(CURL *c, int (*fn)(void *, curl_o
     return curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, fn);
 }
 #endif
+
+// TLS client identity (Sources/HTTP): the key and certificate go into OpenSSL's SSL_CTX from a
+// callback, so curl never holds a passphrase; and curl builds the Authorization header itself
+// from borrowed credentials (CURLAUTH_* are macros with casts, which Swift does not import).
+#ifndef ASICFS_CCURL_SHIM_CLIENT_IDENTITY_H
+#define ASICFS_CCURL_SHIM_CLIENT_IDENTITY_H
+static inline CURLcode ccurl_setopt_sslctxfn(CURL *c, CURLcode (*fn)(CURL *, void *, void *)) {
+    return curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, fn);
+}
+static inline long ccurl_auth_basic(void) { return (long)CURLAUTH_BASIC; }
+static inline long ccurl_auth_bearer(void) { return (long)CURLAUTH_BEARER; }
+#endif

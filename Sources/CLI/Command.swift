@@ -33,7 +33,7 @@ struct Command: Sendable {
 
 /// The commands in the order `asicfs --help` lists them.
 let commands: [Command] = [mountCommand, umountCommand, createCommand, listCommand, extractCommand, addCommand, removeCommand,
-                           signCommand, verifyCommand, extendCommand, cardCommand, tokensCommand]
+                           signCommand, verifyCommand, extendCommand, cardCommand, tokensCommand, remoteCommand]
 
 /// Takes exactly `count` leading positionals or fails with a usage error naming `what`.
 func requirePositionals(_ arguments: ParsedArguments, atLeast count: Int, _ what: String) throws {

@@ -30,7 +30,12 @@ let signCommand = Command(
     mobile-id.url, mobile-id.relying-party-uuid, mobile-id.relying-party-name,
     mobile-id.timeout (default 150 s); for smart-id: smart-id.tls-cert (required),
     smart-id.url, smart-id.relying-party-uuid, smart-id.relying-party-name, smart-id.timeout
-    (default 180 s); notify (desktop notification of the verification code).
+    (default 180 s); notify (desktop notification of the verification code); for remote:
+    remote.url (the CSC API, up to /csc/v1), remote.tls-cert (required), remote.client-identity
+    and remote.client-identity-passphrase-file (TLS client certificate), remote.username and
+    remote.password-file (login), remote.timeout (default 120 s); 'asicfs remote credentials'
+    lists the credentials. A remote credential's PIN comes from pin-fd=N, else pinentry,
+    else the terminal.
     """,
     options: [OptionSpec(names: ["-m", "--method"], takesValue: true, help: "mobile-id, smart-id, id-card, pkcs11, pkcs12 or remote"),
               jsonOption],

@@ -80,7 +80,7 @@ enum Unmount {
         guard let current = firstLine(control + "status/current"), isRunning(current) else { return false }
         let withStatus: [SigningMethod] = [.mobileID, .smartID]
         let running = withStatus.first { firstLine(control + "status/" + $0.rawValue).map(isRunning) ?? false }
-        let candidates = running.map { [$0] } ?? SigningMethod.allCases.filter { $0.isAvailable && !withStatus.contains($0) }
+        let candidates = running.map { [$0] } ?? SigningMethod.allCases.filter { !withStatus.contains($0) }
         return candidates.contains { write("cancel\n", to: control + "sign/" + $0.rawValue) }
     }
 

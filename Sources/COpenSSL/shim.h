@@ -11,6 +11,7 @@
 #include <openssl/pkcs12.h>
 #include <openssl/crypto.h>
 #include <openssl/provider.h>
+#include <openssl/ssl.h>
 
 // Macros Swift cannot call.
 static inline void copenssl_free(void *p) { OPENSSL_free(p); }

@@ -23,10 +23,13 @@ public struct Configuration: Sendable, Equatable {
         ("smart-id.relying-party-name", "Smart-ID relying-party name"),
         ("smart-id.tls-cert", "PEM: pinned TLS certificate(s) of the Smart-ID service (SK's hosts have built-in anchors)"),
         ("smart-id.timeout", "seconds to wait for the Smart-ID user to confirm (default 180)"),
-        ("remote.url", "remote signing service (CSC API) URL"),
-        ("remote.tls-cert", "PEM: pinned TLS certificate(s) of the remote signing service"),
-        ("remote.client-identity", "PKCS#12 client identity for TLS to the remote service"),
-        ("remote.client-identity-passphrase-file", "file holding that identity's passphrase"),
+        ("remote.url", "remote signing service: its CSC API URL, up to and including /csc/v1"),
+        ("remote.tls-cert", "PEM: pinned TLS certificate(s) of the remote signing service (required)"),
+        ("remote.client-identity", "PKCS#12 file presented as TLS client certificate to the remote service"),
+        ("remote.client-identity-passphrase-file", "file holding that identity's passphrase (else it is asked)"),
+        ("remote.username", "user name for the remote service's auth/login (HTTP Basic); without it the client certificate identifies you"),
+        ("remote.password-file", "file holding that user's password (else it is asked)"),
+        ("remote.timeout", "seconds one call to the remote service may take (default 120)"),
         ("pinentry", "pinentry program for PINs"),
         ("notify", "desktop notification of verification codes: yes (default) or no"),
         ("proxy", "HTTP(S) proxy for every outside service"),
@@ -47,7 +50,7 @@ public struct Configuration: Sendable, Equatable {
     /// config file's folder, or the working folder for `-o`): a mount's daemon runs in `/`.
     public static let pathKeys: Set<String> = [
         "tsl", "tsl-cert", "trust-anchors", "cache-dir", "mobile-id.tls-cert", "smart-id.tls-cert", "remote.tls-cert",
-        "remote.client-identity", "remote.client-identity-passphrase-file",
+        "remote.client-identity", "remote.client-identity-passphrase-file", "remote.password-file",
     ]
 
     static func absolute(_ value: String, key: String, base: String?, home: String) -> String {

@@ -74,3 +74,21 @@ enum OpenSSLProviders {
 
     static func loadLegacyOnce() { _ = loaded }
 }
+
+extension PKCS12Identity {
+    /// Installs the key, its certificate and the chain into an OpenSSL `SSL_CTX` (libcurl's, for
+    /// a TLS client certificate), so that no passphrase or key file is given to anyone else.
+    /// False when OpenSSL refused them.
+    public func installTLSClient(into sslContext: UnsafeMutableRawPointer) -> Bool {
+        let context = OpaquePointer(sslContext)
+        defer { ERR_clear_error() }
+        guard SSL_CTX_use_certificate(context, certificate.x509) == 1,
+              SSL_CTX_use_PrivateKey(context, privateKey.pkey) == 1,
+              SSL_CTX_check_private_key(context) == 1 else { return false }
+        // SSL_CTX_add1_chain_cert is a macro over SSL_CTX_ctrl (larg 1: the context takes its own reference).
+        for extra in chain where SSL_CTX_ctrl(context, SSL_CTRL_CHAIN_CERT, 1, UnsafeMutableRawPointer(extra.x509)) != 1 {
+            return false
+        }
+        return true
+    }
+}

@@ -340,7 +340,10 @@ final class ControlFolder: @unchecked Sendable {
                          a PKCS#11 token (found through p11-kit without module=);
                          the PIN is asked by pinentry (setting pinentry), or typed on
                          the reader's PIN pad; 'asicfs tokens' lists the tokens
-      remote             not available in this version of asicfs yet (EINVAL, and
+      remote             "credential=ID" (a key of the remote signing service,
+                         CSC API: settings remote.url, remote.tls-cert and the
+                         other remote.* ones); without it the account's only
+                         credential; a PIN is asked by pinentry
                          status/last-error says so)
                          every method also takes role=... city=... state=...
                          postal-code=... country=... (signer role and production
@@ -380,6 +383,7 @@ final class ControlFolder: @unchecked Sendable {
         cat .asicfs/status/wait
       echo "" > .asicfs/sign/id-card && cat .asicfs/status/wait
       echo "label=MyToken" > .asicfs/sign/pkcs11 && cat .asicfs/status/wait
+      echo "credential=my-key" > .asicfs/sign/remote && cat .asicfs/status/wait
     Mobile-ID and Smart-ID: status/<method> shows the verification code before the phone asks
     for the PIN, until the phone has answered (also as a desktop notification where a desktop
     session is present; notify = no turns that off); sign only if the phone shows the same
@@ -388,7 +392,7 @@ final class ControlFolder: @unchecked Sendable {
     unmounting stops it too (asicfs umount also when readers wait in status/wait).
     While a signing runs, `container` says so and data files cannot change.
     The whole request is one write (echo and printf do that). Bad parameters (an unknown
-    key, a missing one, a method not available) fail the write with EINVAL ("Invalid
+    key, a missing one) fail the write with EINVAL ("Invalid
     argument") and status/last-error says what was wrong. A good request returns at once and
     the signing runs in the background; a second request while one runs fails with EBUSY.
     Changes not saved yet are saved first; while a file is still open for writing the request

@@ -6,9 +6,8 @@ import Signing
 /// Signings started by writing to `.asicfs/sign/<method>`: at most one at a time, each on its
 /// own background thread, followed through `status/current`, `status/<method>` and `status/wait`.
 ///
-/// A request is checked on the writer's thread: bad parameters, and a method not available, fail
-/// the write with EINVAL. Then the mount is claimed (`ContainerFileSystem.claim`: no data file
-/// may change until the signing ends) and pending changes are committed (a file still open for
+/// A request is checked on the writer's thread: bad parameters fail the write with EINVAL. Then
+/// the mount is claimed (`ContainerFileSystem.claim`: no data file may change until the signing ends) and pending changes are committed (a file still open for
 /// writing: EBUSY). Making the signer reads its files there too, but a problem with them (a
 /// missing or unreadable PKCS#12 file, a wrong passphrase) does not fail the write: the signing
 /// ends at once as failed, which `status/wait` reports. Otherwise the session runs on the
@@ -79,9 +78,6 @@ final class SigningCoordinator: @unchecked Sendable {
         if text.trimmingCharacters(in: .whitespacesAndNewlines) == "cancel" { return try cancel(method) }
         let parameters: SigningParameters
         do { parameters = try method.parse(text) } catch { throw fileSystem.failure(EINVAL, "\(error)") }
-        guard method.isAvailable else {
-            throw fileSystem.failure(EINVAL, "\(method.rawValue): signing with \(method.rawValue) is not available in this version of asicfs yet")
-        }
 
         let cancellation = Cancellation()
         try condition.withLock {
@@ -245,7 +241,6 @@ final class SigningCoordinator: @unchecked Sendable {
             lines = [lastOfMethod[method]?.line ?? "idle", "no verification code"]
         }
         if method == .idCard { lines[1...] = ArraySlice(Self.idCardLines()) }
-        if !method.isAvailable { lines.append("signing with \(method.rawValue) is not available in this version of asicfs yet") }
         return lines.joined(separator: "\n") + "\n"
     }
 

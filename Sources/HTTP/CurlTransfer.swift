@@ -7,10 +7,27 @@ final class CurlTransfer {
     private(set) var exceededLimit = false
     private let limit: Int
     private let cancellation: Cancellation?
+    private let identity: (any TLSClientIdentity)?
+    /// OpenSSL did not take the client identity (the transfer then fails with curl's 58).
+    private(set) var identityRefused = false
 
-    init(limit: Int, cancellation: Cancellation?) {
+    init(limit: Int, cancellation: Cancellation?, identity: (any TLSClientIdentity)? = nil) {
         self.limit = limit
         self.cancellation = cancellation
+        self.identity = identity
+    }
+
+    /// CURLOPT_SSL_CTX_FUNCTION: curl's OpenSSL context, before the handshake; the identity
+    /// installs its key and certificate there itself.
+    static let installIdentity: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> CURLcode = {
+        _, sslContext, context in
+        guard let sslContext, let context else { return CURLE_SSL_CERTPROBLEM }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        guard let identity = transfer.identity, identity.install(into: sslContext) else {
+            transfer.identityRefused = true
+            return CURLE_SSL_CERTPROBLEM
+        }
+        return CURLE_OK
     }
 
     /// CURLOPT_WRITEFUNCTION: keep the bytes, or return 0 (curl then fails the transfer) past the limit.

@@ -22,6 +22,11 @@ public final class HTTPClient: Sendable {
         public var cancellation: Cancellation?
         /// Bodies bigger than this are refused (`HTTPError.tooLarge`).
         public var maxResponseSize: Int
+        /// Presented when the server asks for a client certificate (mutual TLS).
+        public var clientIdentity: (any TLSClientIdentity)?
+        /// The server may demand a client certificate: then a handshake or first read that fails
+        /// (curl 35, or 56 as TLS 1.3 reports it) is `HTTPError.clientCertificate`.
+        public var clientCertificateMayBeRequired = false
 
         public init(version: String, userAgent: String? = nil, proxy: Proxy = .environment,
                     pinnedCertificates: [PinnedCertificate] = [], cancellation: Cancellation? = nil,
@@ -45,7 +50,11 @@ public final class HTTPClient: Sendable {
     }
 
     /// Sends the request and returns a 2xx response; every other outcome is an `HTTPError`.
-    public func send(_ request: HTTPRequest) throws(HTTPError) -> HTTPResponse {
+    /// `body`, when given, is posted instead of `request.body`: bytes the caller lends (a body
+    /// holding a PIN) and wipes afterwards; curl copies them, nothing here keeps a copy.
+    /// `authorization` is handed to curl the same way.
+    public func send(_ request: HTTPRequest, body lent: UnsafeRawBufferPointer? = nil,
+                     authorization: HTTPAuthorization? = nil) throws(HTTPError) -> HTTPResponse {
         try Self.validate(request)
         guard curlIsReady else { throw .failed(url: request.url, message: "libcurl could not be initialised") }
         if options.cancellation?.isCancelled == true { throw .cancelled }
@@ -57,7 +66,8 @@ public final class HTTPClient: Sendable {
         var headers: UnsafeMutablePointer<curl_slist>? = nil
         defer { curl_slist_free_all(headers) }
 
-        let transfer = CurlTransfer(limit: options.maxResponseSize, cancellation: options.cancellation)
+        let transfer = CurlTransfer(limit: options.maxResponseSize, cancellation: options.cancellation,
+                                    identity: options.clientIdentity)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var failedOption = false
         func set(_ result: CURLcode) { if result != CURLE_OK { failedOption = true } }
@@ -92,16 +102,35 @@ public final class HTTPClient: Sendable {
                 set(ccurl_setopt_ptr(curl, CURLOPT_CAINFO_BLOB, &blob))
             }
         }
+        if options.clientIdentity != nil {
+            set(ccurl_setopt_sslctxfn(curl, CurlTransfer.installIdentity))
+            set(ccurl_setopt_ptr(curl, CURLOPT_SSL_CTX_DATA, context))
+        }
+        switch authorization {
+        case nil: break
+        case .basic(let user, let password)?:
+            set(ccurl_setopt_long(curl, CURLOPT_HTTPAUTH, ccurl_auth_basic()))
+            set(ccurl_setopt_str(curl, CURLOPT_USERNAME, user))
+            set(ccurl_setopt_str(curl, CURLOPT_PASSWORD, password))
+        case .bearer(let token)?:
+            set(ccurl_setopt_long(curl, CURLOPT_HTTPAUTH, ccurl_auth_bearer()))
+            set(ccurl_setopt_str(curl, CURLOPT_XOAUTH2_BEARER, token))
+        }
 
         switch request.method {
         case .get:
             set(ccurl_setopt_long(curl, CURLOPT_HTTPGET, 1))
         case .post:
             set(ccurl_setopt_long(curl, CURLOPT_POST, 1))
-            set(ccurl_setopt_off(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
-            // COPYPOSTFIELDS: curl keeps its own copy, so the body need not outlive this call.
-            var body = request.body.isEmpty ? [0] : request.body
-            body.withUnsafeMutableBytes { set(ccurl_setopt_ptr(curl, CURLOPT_COPYPOSTFIELDS, $0.baseAddress)) }
+            // COPYPOSTFIELDS: curl keeps its own copy, so the body need not outlive this call. The
+            // bytes are only read (no copy of ours is made that could not be wiped).
+            func post(_ body: UnsafeRawBufferPointer) {
+                set(ccurl_setopt_off(curl, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
+                withUnsafePointer(to: 0 as UInt8) { zero in
+                    set(ccurl_setopt_ptr(curl, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: body.baseAddress ?? UnsafeRawPointer(zero))))
+                }
+            }
+            if let lent { post(lent) } else { request.body.withUnsafeBytes { post($0) } }
         }
         var lines: [String] = []
         if let contentType = request.contentType { lines.append("Content-Type: \(contentType)") }
@@ -114,14 +143,14 @@ public final class HTTPClient: Sendable {
 
         let started = Date()
         let code = withExtendedLifetime(transfer) { curl_easy_perform(curl) }
+        var status = 0
+        _ = ccurl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
         if code != CURLE_OK {
             let curlText = String(cString: errorText)
             let message = curlText.isEmpty ? String(cString: curl_easy_strerror(code)) : curlText
             throw error(for: code, message: message, request: request, transfer: transfer,
-                        elapsed: Date().timeIntervalSince(started))
+                        elapsed: Date().timeIntervalSince(started), answered: status != 0)
         }
-        var status = 0
-        _ = ccurl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
         var contentType: UnsafeMutablePointer<CChar>? = nil
         _ = ccurl_getinfo_str(curl, CURLINFO_CONTENT_TYPE, &contentType)
         let response = HTTPResponse(status: status, contentType: contentType.map { String(cString: $0) },
@@ -145,8 +174,17 @@ public final class HTTPClient: Sendable {
     }
 
     private func error(for code: CURLcode, message: String, request: HTTPRequest, transfer: CurlTransfer,
-                       elapsed: TimeInterval) -> HTTPError {
+                       elapsed: TimeInterval, answered: Bool) -> HTTPError {
         let host = URLComponents(string: request.url)?.host ?? request.url
+        if transfer.identityRefused {
+            return .tls(host: host, message: "OpenSSL refused the TLS client certificate or its key")
+        }
+        // TLS 1.2 fails the handshake (35); TLS 1.3 ends it before the server has checked the
+        // client's certificate, so its alert arrives on the first read (56).
+        if options.clientCertificateMayBeRequired, !answered, request.url.lowercased().hasPrefix("https://"),
+           code == CURLE_SSL_CONNECT_ERROR || code == CURLE_RECV_ERROR {
+            return .clientCertificate(host: host, presented: options.clientIdentity != nil, message: message)
+        }
         switch code {
         case CURLE_ABORTED_BY_CALLBACK:
             return .cancelled

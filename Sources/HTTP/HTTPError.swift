@@ -8,6 +8,9 @@ public enum HTTPError: Error, CustomStringConvertible, Sendable {
     /// Pinning was asked for and the server showed a certificate that is not among the pinned ones.
     case certificateNotPinned(host: String, message: String)
     case tls(host: String, message: String)
+    /// A server that may demand a TLS client certificate ended the connection in or right after
+    /// the handshake: without one presented it demanded one; with one, it refused it.
+    case clientCertificate(host: String, presented: Bool, message: String)
     case cancelled
     case tooLarge(url: String, limit: Int)
     case pinnedCertificateUnreadable(String)
@@ -22,6 +25,9 @@ public enum HTTPError: Error, CustomStringConvertible, Sendable {
         case .certificateNotPinned(let host, let message):
             "TLS certificate of \(host) is not the pinned one (\(message))"
         case .tls(let host, let message): "TLS connection to \(host) failed: \(message)"
+        case .clientCertificate(let host, let presented, let message):
+            presented ? "\(host) refused the TLS client certificate (\(message))"
+                : "\(host) requires a TLS client certificate (\(message))"
         case .cancelled: "the request was cancelled"
         case .tooLarge(let url, let limit): "\(url) sent more than \(limit) bytes, the most accepted"
         case .pinnedCertificateUnreadable(let why): "pinned TLS certificate: \(why)"

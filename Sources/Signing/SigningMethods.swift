@@ -39,64 +39,41 @@ public protocol SignerFactory {
 public enum SigningMethod: String, CaseIterable, Sendable {
     case mobileID = "mobile-id", smartID = "smart-id", idCard = "id-card", pkcs11, pkcs12, remote
 
-    /// The implementation, or nil for methods this version cannot sign with yet.
-    var factory: SignerFactory.Type? {
+    /// The implementation.
+    var factory: SignerFactory.Type {
         switch self {
         case .pkcs12: PKCS12Signer.self
         case .mobileID: MobileIDSigner.self
         case .smartID: SmartIDSigner.self
         case .idCard: IDCardSigner.self
         case .pkcs11: PKCS11Signer.self
-        case .remote: nil
+        case .remote: RemoteSigner.self
         }
     }
 
     /// Parameters besides the common role and place ones.
-    public var parameterKeys: Set<String> {
-        if let factory { return factory.parameterKeys }
-        switch self {
-        case .mobileID: return ["phone", "idcode", "language", "message"]
-        case .smartID: return ["country", "idcode", "document", "display"]
-        case .idCard: return ["reader", "pin-fd"]
-        case .pkcs11, .pkcs12, .remote: return ["service", "credential"]
-        }
-    }
-
-    /// False for methods this version cannot sign with yet; asking for them is a clear error.
-    public var isAvailable: Bool { factory != nil }
+    public var parameterKeys: Set<String> { factory.parameterKeys }
 
     /// What reading `.asicfs/sign/<method>` shows, and `asicfs sign --help` lists.
     public var usage: String {
         // Smart-ID's country= is the person's country, so the production place has none there.
         let common = self == .smartID ? "optional: role=... city=... state=... postal-code=... (signer role and production place)"
             : "optional: role=... city=... state=... postal-code=... country=... (signer role and production place)"
-        let text: String
-        if let factory {
-            text = factory.usage
-        } else {
-            text = switch self {
-            case .mobileID: "phone=+372... idcode=...  [language=EST|ENG|RUS|LIT] [message=...]\nexample: echo \"phone=+37200000766 idcode=60001019906\" > .asicfs/sign/mobile-id"
-            case .smartID: "country=EE idcode=...  or  document=PNOEE-...  [display=pin|confirmation]\nexample: echo \"country=EE idcode=30303039914\" > .asicfs/sign/smart-id"
-            case .idCard: "[reader=NAME] [pin-fd=N]\nexample: echo \"\" > .asicfs/sign/id-card"
-            case .pkcs11, .pkcs12, .remote: "service=NAME credential=ID\nexample: echo \"service=demo credential=mykey\" > .asicfs/sign/remote"
-            }
-        }
-        let availability = isAvailable ? "" : "\n(not available in this version of asicfs yet)"
-        return "\(rawValue): \(text)\n\(common)\(availability)\n"
+        return "\(rawValue): \(factory.usage)\n\(common)\n"
     }
 
     /// Checks the parameters of a control-file line (nothing is read or sent yet): their names,
     /// then their form.
     public func parse(_ text: String) throws -> SigningParameters {
         let parameters = try SigningParameters.parse(text, method: rawValue, allowed: parameterKeys)
-        try factory?.validate(parameters)
+        try factory.validate(parameters)
         return parameters
     }
 
     /// The same for command-line arguments, one `key=value` each, taken literally.
     public func parse(arguments: [String]) throws -> SigningParameters {
         let parameters = try SigningParameters.parse(arguments: arguments, method: rawValue, allowed: parameterKeys)
-        try factory?.validate(parameters)
+        try factory.validate(parameters)
         return parameters
     }
 
@@ -110,9 +87,6 @@ public enum SigningMethod: String, CaseIterable, Sendable {
 
     /// Makes the signer. Reading files and secrets happens here, not in `parse`.
     public func signer(_ parameters: SigningParameters, context: SignerContext) throws -> Signer {
-        guard let factory else {
-            throw SigningError("\(rawValue): signing with \(rawValue) is not available in this version of asicfs yet")
-        }
-        return try factory.make(parameters, context: context)
+        try factory.make(parameters, context: context)
     }
 }

@@ -126,8 +126,6 @@ final class SignVerifyTests: CLITestCase {
         let noTSA = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
                                 "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings + ["-o", "tsa-url=http://127.0.0.1:1/tsa"])
         assertFailure(noTSA, mentions: ["time-stamp", "could not connect to 127.0.0.1"])
-        let unavailable = try asicfs(["sign", container, "--method", "remote"] + settings)
-        assertFailure(unavailable, mentions: ["remote", "not available"])
         let badPhone = try asicfs(["sign", container, "--method", "mobile-id", "phone=37200000766", "idcode=60001019906"] + settings)
         assertFailure(badPhone, status: 2, mentions: ["mobile-id", "phone", "country code"])
         let badCode = try asicfs(["sign", container, "--method", "smart-id", "country=EE", "idcode=30303039915"] + settings)

@@ -220,7 +220,6 @@ final class MountSigningTests: XCTestCase {
                        ["id-card", "mobile-id", "pkcs11", "pkcs12", "remote", "smart-id"])
         let usage = try text(m + "/.asicfs/sign/pkcs12")
         XCTAssertTrue(usage.hasPrefix("pkcs12: file=PATH [passphrase-file=PATH]\nexample: echo "), usage)
-        XCTAssertTrue(try text(m + "/.asicfs/sign/remote").contains("not available in this version"))
         XCTAssertTrue(try text(m + "/.asicfs/sign/id-card").hasPrefix("id-card: [reader=NAME] [can=DIGITS] [pin-fd=N]\n"))
         XCTAssertTrue(try text(m + "/.asicfs/sign/mobile-id").hasPrefix("mobile-id: phone=+372"))
 
@@ -229,7 +228,7 @@ final class MountSigningTests: XCTestCase {
             ("pkcs12", "file=\(p12) colour=blue", "pkcs12: unknown parameter 'colour'"),
             ("pkcs12", "passphrase-file=\(try passphraseFile())", "pkcs12: 'file=PATH' is required"),
             ("pkcs12", "file=\"\(p12)", "unbalanced quote"),
-            ("remote", "", "remote: signing with remote is not available"),
+            ("remote", "credential=", "remote: credential= takes a credential ID"),
             ("id-card", "pin-fd=0", "id-card: pin-fd= is for the command line"),
             ("id-card", "can=12a", "id-card: can= takes the card access number"),
             ("mobile-id", "phone=+37200000766 idcode=60001019907", "mobile-id: "),

@@ -17,7 +17,6 @@ final class MobileIDParameterTests: XCTestCase {
     }
 
     func testMobileIDIsAvailableWithItsUsage() {
-        XCTAssertTrue(SigningMethod.mobileID.isAvailable)
         XCTAssertTrue(SigningMethod.mobileID.usage.contains("phone=+372... idcode=..."), SigningMethod.mobileID.usage)
         XCTAssertTrue(SigningMethod.mobileID.usage.contains("echo \"phone=+37200000766 idcode=60001019906\""))
         XCTAssertFalse(SigningMethod.mobileID.usage.contains("not available"))

@@ -62,7 +62,6 @@ final class SmartIDParameterTests: XCTestCase {
             // The PIN screen, for apps without the confirmation screen, gets the text cut to 60.
             ["type": "displayTextAndPIN", "displayText60": String(repeating: "ä", count: 59) + "…"],
         ])
-        XCTAssertTrue(SigningMethod.smartID.isAvailable)
         XCTAssertTrue(SigningMethod.smartID.usage.contains("[display=pin|confirmation] [message=TEXT]"))
     }
 

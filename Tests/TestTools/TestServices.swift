@@ -121,12 +121,12 @@ public final class LoopbackProcess: @unchecked Sendable {
         _ = Shell.wait(running)
     }
 
-    /// Spawns the program and waits (at most 10 s) for its "PORT n" line.
-    public static func start(_ program: String, _ arguments: [String]) throws -> LoopbackProcess {
+    /// Spawns the program and waits (at most `timeout` s) for its "PORT n" line.
+    public static func start(_ program: String, _ arguments: [String], timeout: Double = 10) throws -> LoopbackProcess {
         let base = NSTemporaryDirectory() + "asicfs-loopback-\(getpid())-\(UUID().uuidString.prefix(8))"
         defer { unlink(base + ".out"); unlink(base + ".err") }
         let pid = try Shell.spawn(program, arguments, stdout: base + ".out", stderr: base + ".err")
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let text = try? String(contentsOfFile: base + ".out", encoding: .utf8),
                let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT ") }),
@@ -142,7 +142,7 @@ public final class LoopbackProcess: @unchecked Sendable {
         }
         kill(pid, SIGTERM)
         _ = Shell.wait(pid)
-        throw ShellError("\(program) did not print its port within 10 s")
+        throw ShellError("\(program) did not print its port within \(Int(timeout)) s")
     }
 }
 
