@@ -105,7 +105,7 @@ public final class ContainerLock: @unchecked Sendable {
 
     /// Where asicfs mounted `path`, from /proc/self/mountinfo (fsname is the container's path;
     /// the table escapes spaces and the like as \\ooo).
-    static func asicfsMountpoint(of path: String) -> String? {
+    public static func asicfsMountpoint(of path: String) -> String? {
         guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
         for line in table.split(separator: "\n") {
             let halves = line.components(separatedBy: " - ")

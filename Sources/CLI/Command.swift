@@ -7,6 +7,8 @@ struct CommandContext: Sendable {
     let quiet: Bool
     /// `-o` options that are not settings (only `mount` takes them).
     var mountOptions: [String] = []
+    /// `--config FILE` and the `-o key=value` settings as given, for a command that runs asicfs again.
+    var settingArguments: [String] = []
 }
 
 /// One `asicfs COMMAND`: its help text and what it does. Commands only parse and print;
@@ -33,7 +35,8 @@ struct Command: Sendable {
 
 /// The commands in the order `asicfs --help` lists them.
 let commands: [Command] = [mountCommand, umountCommand, createCommand, listCommand, extractCommand, addCommand, removeCommand,
-                           signCommand, verifyCommand, extendCommand, cardCommand, tokensCommand, remoteCommand]
+                           signCommand, verifyCommand, extendCommand, cardCommand, tokensCommand, remoteCommand,
+                           openCommand, closeCommand]
 
 /// Takes exactly `count` leading positionals or fails with a usage error naming `what`.
 func requirePositionals(_ arguments: ParsedArguments, atLeast count: Int, _ what: String) throws {

@@ -63,6 +63,11 @@ public enum Main {
         default:
             break
         }
+        // mount(8) and fstab run FUSE programs as "PROGRAM SOURCE MOUNTPOINT -o OPTIONS"
+        // (mount.fuse3): that is `asicfs mount`.
+        if command(named: first) == nil, looksLikeMountHelperCall(arguments) {
+            return run(["asicfs", "mount"] + arguments)
+        }
         guard let command = command(named: first) else {
             let suggestion = Suggestion.closest(to: first, among: commands.map(\.name) + aliases.keys).map { "; did you mean '\(aliases[$0] ?? $0)'?" } ?? ""
             Terminal.error("unknown command '\(first)'\(suggestion) (see 'asicfs --help')")
@@ -97,6 +102,7 @@ public enum Main {
             let configuration = try Configuration.load(explicitPath: parsed.value("--config"), overrides: settings)
             var context = CommandContext(configuration: configuration, quiet: parsed.has("--quiet"))
             context.mountOptions = mountOptions
+            context.settingArguments = (parsed.value("--config").map { ["--config", $0] } ?? []) + settings.flatMap { ["-o", $0] }
             return try command.run(parsed, context)
         } catch let error as UsageError {
             return failed("\(error.description) (see 'asicfs \(command.name) --help')", status: 2)
@@ -111,6 +117,14 @@ public enum Main {
         } catch {
             return failed("\(error)", status: 1)
         }
+    }
+
+    /// SOURCE (a file or folder) and MOUNTPOINT (a folder) first, then options.
+    static func looksLikeMountHelperCall(_ arguments: [String]) -> Bool {
+        guard arguments.count >= 2, !arguments[0].hasPrefix("-"), !arguments[1].hasPrefix("-") else { return false }
+        var isFolder: ObjCBool = false
+        return FileManager.default.fileExists(atPath: arguments[0])
+            && FileManager.default.fileExists(atPath: arguments[1], isDirectory: &isFolder) && isFolder.boolValue
     }
 
     static var globalHelp: String {

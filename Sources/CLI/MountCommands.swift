@@ -19,7 +19,13 @@ let mountCommand = Command(
       create         create an empty container if CONTAINER does not exist
       allow_other    let other users see the mount (needs user_allow_other in /etc/fuse.conf)
       debug          libfuse debug output (implies -f)
-      key=value      a setting (see asicfs --help); anything else is passed to libfuse
+      umask=NNN      take these permission bits away (data files are never executable)
+      key=value      a setting (see asicfs --help); anything else is passed to libfuse,
+                     except what only fstab and mount(8) use (defaults, noauto, auto, user,
+                     users, nouser, owner, nofail, _netdev, comment=..., x-...), which is ignored
+    mount(8) and fstab work too: mount -t fuse.asicfs CONTAINER MOUNTPOINT -o OPTIONS, or
+      /home/me/contract.asice  /home/me/contract  fuse.asicfs  noauto,user  0 0
+    run "asicfs CONTAINER MOUNTPOINT -o OPTIONS" (through mount.fuse3), which is this command.
     The mount always uses auto_unmount: if the daemon dies, the kernel mount goes away too.
     """,
     options: [OptionSpec(names: ["-f", "--foreground"], takesValue: false, help: "stay in the foreground")],
@@ -37,6 +43,12 @@ let mountCommand = Command(
             case "allow_other": request.allowOther = true
             case "debug", "-d": request.debug = true; request.foreground = true
             case "": continue
+            case _ where option.hasPrefix("umask="):
+                guard let mask = UInt16(option.dropFirst(6), radix: 8), mask <= 0o777 else {
+                    throw UsageError("umask= takes an octal mask such as 022, not '\(option.dropFirst(6))'")
+                }
+                request.umask = mask
+            case _ where MountOptions.isFstabOnly(option): continue
             default: request.fuseOptions.append(option)
             }
         }
@@ -136,4 +148,14 @@ enum UnmountCommand {
 struct MountFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Options that only fstab and mount(8) give meaning to; FUSE helpers ignore them, and so does asicfs.
+enum MountOptions {
+    static let fstabOnly: Set<String> = ["defaults", "noauto", "auto", "user", "users", "nouser", "owner", "group",
+                                         "nofail", "_netdev"]
+
+    static func isFstabOnly(_ option: String) -> Bool {
+        fstabOnly.contains(option) || option.hasPrefix("x-") || option.hasPrefix("comment=")
+    }
 }

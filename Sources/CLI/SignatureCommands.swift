@@ -153,7 +153,8 @@ let verifyCommand = Command(
     settings. --json prints the report as JSON (see asicfs(1) for its fields).
     """,
     options: [OptionSpec(names: ["--json"], takesValue: false, help: "print the report as JSON"),
-              OptionSpec(names: ["--warnings"], takesValue: true, help: "'error': exit 1 also on VALID_WITH_WARNINGS (digidoc-tool's --warnings=error); 'ignore' (default)")],
+              OptionSpec(names: ["--warnings"], takesValue: true, help: "'error': exit 1 also on VALID_WITH_WARNINGS (digidoc-tool's --warnings=error); 'ignore' (default)"),
+              OptionSpec(names: ["--notify"], takesValue: false, help: "also show the result as a desktop notification (the file manager's Verify action)")],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         if arguments.positionals.count > 1 { throw UsageError("verify takes one CONTAINER") }
@@ -178,6 +179,12 @@ let verifyCommand = Command(
         // report.text escapes its fields; this keeps any line from reaching the terminal raw.
         let output = arguments.has("--json") ? PrintableText.jsonSafe(report.json) : PrintableText.escapedKeepingLines(report.text)
         FileHandle.standardOutput.write(Data(output.utf8))
+        if arguments.has("--notify") {
+            let signers = report.signatures.compactMap(\.signerName)
+            DesktopNotification.show("asicfs: \(PathText.lastComponent(of: arguments.positionals[0])): \(report.verdict.rawValue)",
+                                     PrintableText.escaped(signers.isEmpty ? "no signatures" : "signed by " + signers.joined(separator: "; ")),
+                                     urgent: !report.verdict.isAcceptable, configuration: context.configuration)
+        }
         if warningsFail && report.verdict == .validWithWarnings { return 1 }
         return report.verdict.isAcceptable ? 0 : 1
     })

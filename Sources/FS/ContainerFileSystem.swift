@@ -824,6 +824,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         } catch {
             let reason = FileSystemError.from(error)
             recordError("saving \(containerPath) failed: \(reason); the changes are kept in the mount and saving is retried")
+            SystemLog.error("saving \(containerPath) failed: \(reason); the changes are kept in the mount and saving is retried")
             throw reason
         }
         lock.withLock {

@@ -55,6 +55,12 @@ final class ControlFolder: @unchecked Sendable {
 
     // MARK: - Signatures of the current snapshot
 
+    func signatureList() -> (generation: UInt64, snapshot: Container, list: [SignatureSummary]) { signatures() }
+
+    func validationReport(for snapshot: Container, generation: UInt64) -> ContainerReport {
+        validation.report(for: snapshot, generation: generation)
+    }
+
     /// The signatures of the current snapshot, parsed once per snapshot.
     private func signatures() -> (generation: UInt64, snapshot: Container, list: [SignatureSummary]) {
         let (snapshot, generation) = fileSystem.currentSnapshotAndGeneration

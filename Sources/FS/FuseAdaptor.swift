@@ -50,14 +50,19 @@ private func timespec(_ date: Date) -> timespec {
     return timespec(tv_sec: time_t(seconds), tv_nsec: Int((date.timeIntervalSince1970 - seconds) * 1e9))
 }
 
+/// `-o umask=NNN` (fstab lines carry it): the bits it names are taken away from every mode we
+/// report. Set once before the mount starts. libfuse's own umask= would set the modes to
+/// 0777 & ~umask, which makes data files executable, so it is not handed to libfuse.
+nonisolated(unsafe) var reportedModeMask: mode_t = 0
+
 private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes) {
     st.pointee = stat()
     switch attributes.kind {
     case .file:
-        st.pointee.st_mode = S_IFREG | mode_t(attributes.permissions)
+        st.pointee.st_mode = S_IFREG | (mode_t(attributes.permissions) & ~reportedModeMask)
         st.pointee.st_nlink = 1
     case .directory:
-        st.pointee.st_mode = S_IFDIR | mode_t(attributes.permissions)
+        st.pointee.st_mode = S_IFDIR | (mode_t(attributes.permissions) & ~reportedModeMask)
         st.pointee.st_nlink = 2
     }
     st.pointee.st_size = off_t(attributes.size)
@@ -204,11 +209,34 @@ func fuseOperations() -> fuse_operations {
     // Containers store no owners or modes: accept the calls `cp -a` and `rsync -a` make.
     ops.chmod = { _, _, _ in 0 }
     ops.chown = { _, _, _, _ in 0 }
+    ops.getxattr = { rawPath, name, value, size in
+        reply {
+            let bytes = try fileSystem().extendedAttribute(path(rawPath), name: String(cString: name!))
+            return try copyAttribute(bytes, into: value, size: size)
+        }
+    }
+    ops.listxattr = { rawPath, list, size in
+        reply {
+            let names = try fileSystem().extendedAttributeNames(path(rawPath))
+            return try copyAttribute(names.flatMap { Array($0.utf8) + [0] }, into: list, size: size)
+        }
+    }
+    // Containers keep no extended attributes: what cp -a and rsync -X try to set is not kept.
+    ops.setxattr = { _, _, _, _, _ in -ENOTSUP }
+    ops.removexattr = { _, _ in -ENOTSUP }
     ops.statfs = { _, stats in
         stats!.pointee = fileSystem().fileSystemStatistics()
         return 0
     }
     return ops
+}
+
+/// getxattr/listxattr's convention: size 0 asks for the length; a smaller buffer is ERANGE.
+private func copyAttribute(_ bytes: [UInt8], into buffer: UnsafeMutablePointer<CChar>?, size: Int) throws -> Int32 {
+    if size == 0 { return Int32(bytes.count) }
+    guard size >= bytes.count, let buffer else { throw FileSystemError(ERANGE) }
+    bytes.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+    return Int32(bytes.count)
 }
 
 /// Invalidates the kernel's cache of `path` (data and attributes) after a change it did not see.

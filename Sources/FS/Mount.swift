@@ -13,6 +13,8 @@ public struct MountRequest: Sendable {
     public var createIfMissing = false
     public var allowOther = false
     public var debug = false
+    /// `-o umask=NNN`: permission bits taken away from every node (never added).
+    public var umask: UInt16 = 0
     /// Other `-o` options, handed to libfuse unchanged.
     public var fuseOptions: [String] = []
     /// The settings (config file and `-o key=value`): services and trust for signing and validation.
@@ -72,6 +74,7 @@ public enum Mounter {
             argv.deallocate()
         }
         var args = fuse_args(argc: Int32(arguments.count), argv: argv, allocated: 0)
+        reportedModeMask = mode_t(request.umask)
         var ops = fuseOperations()
         let retained = Unmanaged.passRetained(fileSystem)
         defer { retained.release() }
@@ -90,6 +93,8 @@ public enum Mounter {
             fuse_unmount(fuse)
             throw ContainerError.refused("cannot detach from the terminal")
         }
+        // From here on a detached daemon's stderr is /dev/null: errors go to the system log too.
+        SystemLog.enabled = !request.foreground
         let pidFile = MountRegistry.pidFile(for: request.mountpoint)
         MountRegistry.record(pid: getpid(), container: request.container, at: pidFile)
         // Kept when the daemon is killed: `asicfs umount` then knows a daemon ended unsaved.
@@ -105,6 +110,7 @@ public enum Mounter {
         fileSystem.invalidate = nil
         fuse_unmount(fuse)
         let failure = fileSystem.close()
+        if let failure { SystemLog.error(failure) }
         // `asicfs umount` waits for us and then reports this (our stderr may be /dev/null); no
         // outcome at all tells it that we died before the save ended.
         MountRegistry.recordOutcome(failure.map { .failed($0) } ?? .saved, for: request.mountpoint)

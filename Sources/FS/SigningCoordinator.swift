@@ -31,6 +31,8 @@ final class SigningCoordinator: @unchecked Sendable {
 
     private struct Running {
         let method: SigningMethod
+        /// "Signing …" on the desktop, replaced by how it ended.
+        var notification: ReplaceableNotification? = nil
         /// "signing: <step>" or "waiting-for-user: <what>".
         var state: String
         var code = VerificationCode.pending
@@ -88,6 +90,10 @@ final class SigningCoordinator: @unchecked Sendable {
             try fileSystem.claim("a \(method.rawValue) signing is running", for: "start a \(method.rawValue) signing")
             running = Running(method: method, state: "signing: starting", cancellation: cancellation)
         }
+        let name = PathText.lastComponent(of: fileSystem.containerPath)
+        let notification = ReplaceableNotification("asicfs: signing \(name)", "with \(method.rawValue); see .asicfs/status/current",
+                                                   configuration: environment.configuration)
+        condition.withLock { running?.notification = notification }
 
         let signer: Signer
         let snapshot: Container
@@ -163,6 +169,14 @@ final class SigningCoordinator: @unchecked Sendable {
     /// Ends the running signing: the mount adopts the signed container (before anyone waiting
     /// is woken, so what they do next sees it) or stays as it was.
     private func finish(_ method: SigningMethod, _ result: Result<SigningOutcome, Error>) {
+        let name = PathText.lastComponent(of: fileSystem.containerPath)
+        let notification = condition.withLock { running?.notification }
+        switch result {
+        case .success(let outcome):
+            notification?.replace("asicfs: \(name) signed", PrintableText.escaped(outcome.summary))
+        case .failure(let error):
+            notification?.replace("asicfs: signing \(name) failed", PrintableText.escaped("\(error)"), urgent: true)
+        }
         condition.withLock {
             switch result {
             case .success(let outcome):
@@ -173,6 +187,7 @@ final class SigningCoordinator: @unchecked Sendable {
                 fileSystem.release(adopting: nil)
                 let reason = "\(error)"
                 fileSystem.recordError("signing with \(method.rawValue) failed: \(reason)")
+                SystemLog.error("\(fileSystem.containerPath): signing with \(method.rawValue) failed: \(reason)")
                 last = .failed(reason)
             }
             lastOfMethod[method] = last

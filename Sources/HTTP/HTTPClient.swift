@@ -25,7 +25,7 @@ public final class HTTPClient: Sendable {
         /// Presented when the server asks for a client certificate (mutual TLS).
         public var clientIdentity: (any TLSClientIdentity)?
         /// The server may demand a client certificate: then a handshake or first read that fails
-        /// (curl 35, or 56 as TLS 1.3 reports it) is `HTTPError.clientCertificate`.
+        /// (curl 35, or 56 or 55 as TLS 1.3 reports it) is `HTTPError.clientCertificate`.
         public var clientCertificateMayBeRequired = false
 
         public init(version: String, userAgent: String? = nil, proxy: Proxy = .environment,
@@ -180,9 +180,10 @@ public final class HTTPClient: Sendable {
             return .tls(host: host, message: "OpenSSL refused the TLS client certificate or its key")
         }
         // TLS 1.2 fails the handshake (35); TLS 1.3 ends it before the server has checked the
-        // client's certificate, so its alert arrives on the first read (56).
+        // client's certificate, so its alert arrives on the first read (56), or, when the server
+        // has closed the connection already, as a failed send of the request (55).
         if options.clientCertificateMayBeRequired, !answered, request.url.lowercased().hasPrefix("https://"),
-           code == CURLE_SSL_CONNECT_ERROR || code == CURLE_RECV_ERROR {
+           code == CURLE_SSL_CONNECT_ERROR || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR {
             return .clientCertificate(host: host, presented: options.clientIdentity != nil, message: message)
         }
         switch code {

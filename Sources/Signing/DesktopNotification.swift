@@ -42,3 +42,89 @@ public enum DesktopNotification {
         }
     }
 }
+
+/// A desktop notification that a later one replaces in place (notify-send --print-id, then
+/// --replace-id): "Signing contract.asice…" becomes "Signed: …" or "Signing failed: …". The
+/// first is shown on a background thread; the replacement waits at most two seconds for its id,
+/// and without one it is simply shown as a new notification.
+public final class ReplaceableNotification: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var id: String?
+    private var shown = false
+    private let program: String?
+
+    /// Shows `title`/`body` now, where a desktop session is present and `notify` is not `no`.
+    public init(_ title: String, _ body: String, configuration: Configuration,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
+        program = configuration["notify"] != "no" && DesktopNotification.isDesktopSession(environment)
+            ? DesktopNotification.findInPath("notify-send", environment) : nil
+        guard let program else { return }
+        Thread.detachNewThread { [self] in
+            let printed = DesktopNotification.output(of: program, ["--app-name=asicfs", "--print-id", title, body])
+            condition.withLock {
+                id = printed?.split(separator: "\n").first.map(String.init).flatMap { UInt32($0) != nil ? $0 : nil }
+                shown = true
+                condition.broadcast()
+            }
+        }
+    }
+
+    /// Replaces the notification with how it ended.
+    public func replace(_ title: String, _ body: String, urgent: Bool = false) {
+        guard let program else { return }
+        let known = condition.withLock { () -> String? in
+            let deadline = Date().addingTimeInterval(2)
+            while !shown && condition.wait(until: deadline) {}
+            return id
+        }
+        var arguments = ["--app-name=asicfs"] + (urgent ? ["--urgency=critical"] : [])
+        if let known { arguments.append("--replace-id=\(known)") }
+        DesktopNotification.spawnDetached(program, arguments + [title, body])
+    }
+}
+
+extension DesktopNotification {
+    /// One notification, not replaced (the verdict of `asicfs verify --notify`).
+    public static func show(_ title: String, _ body: String, urgent: Bool, configuration: Configuration,
+                            environment: [String: String] = ProcessInfo.processInfo.environment) {
+        guard configuration["notify"] != "no", isDesktopSession(environment),
+              let program = findInPath("notify-send", environment) else { return }
+        spawnDetached(program, ["--app-name=asicfs"] + (urgent ? ["--urgency=critical"] : []) + [title, body])
+    }
+
+    /// Runs a program and returns what it printed (nil if it could not run or took over 2 s).
+    static func output(of program: String, _ arguments: [String]) -> String? {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { return nil }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addclose(&actions, ends[0])
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, program, &actions, nil, argv, environ)
+        close(ends[1])
+        defer { close(ends[0]) }
+        guard rc == 0 else { return nil }
+        var text: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 256)
+        var poll = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+        let deadline = Date().addingTimeInterval(2)
+        while Date() < deadline, Glibc.poll(&poll, 1, 100) >= 0 {
+            if poll.revents == 0 { continue }
+            let n = read(ends[0], &buffer, buffer.count)
+            if n <= 0 { break }
+            text += buffer[..<n]
+        }
+        let child = pid
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

@@ -47,11 +47,12 @@ public enum Shell {
         return 128 + (status & 0x7f)
     }
 
+    /// Runs a program to its end; `environment` is added to this process's.
     @discardableResult
-    public static func run(_ program: String, _ arguments: [String]) throws -> Output {
+    public static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Output {
         let base = NSTemporaryDirectory() + "asicfs-shell-\(getpid())-\(UUID().uuidString.prefix(8))"
         defer { unlink(base + ".out"); unlink(base + ".err") }
-        let pid = try spawn(program, arguments, stdout: base + ".out", stderr: base + ".err")
+        let pid = try spawn(program, arguments, stdout: base + ".out", stderr: base + ".err", environment: environment)
         let status = wait(pid)
         let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""

@@ -1,0 +1,145 @@
+import ASiC
+import FS
+import Foundation
+import Signing
+
+/// Where `asicfs open` mounts: `$XDG_RUNTIME_DIR/asicfs/NAME` (a private, per-login folder that
+/// is emptied at logout), else `/tmp/asicfs-UID/NAME`.
+enum OpenFolders {
+    static var base: String {
+        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        return (runtime.map { $0 + "/asicfs" }) ?? "/tmp/asicfs-\(getuid())"
+    }
+
+    /// The folder for `container`: the one it is mounted on already, else NAME (or "NAME (2)", …
+    /// when another container of that name is open).
+    static func mountpoint(for container: String) -> (path: String, mounted: Bool) {
+        if let mounted = ContainerLock.asicfsMountpoint(of: container) { return (mounted, true) }
+        let name = PathText.lastComponent(of: container)
+        var candidate = base + "/" + name
+        var number = 2
+        while Unmount.isMounted(candidate) {
+            candidate = base + "/\(name) (\(number))"
+            number += 1
+        }
+        return (candidate, false)
+    }
+}
+
+let openCommand = Command(
+    name: "open",
+    synopsis: "open CONTAINER [-f] [--no-file-manager]",
+    summary: "mount a container for the desktop and open it in the file manager",
+    details: """
+    Mounts CONTAINER on $XDG_RUNTIME_DIR/asicfs/NAME (NAME is the file's name; the folder is
+    made if needed), or finds the mount it has already, and opens that folder with xdg-open
+    when a desktop session is present (DISPLAY or WAYLAND_DISPLAY). Prints the folder. This is
+    what the desktop file (double-click on a .asice file) runs; `asicfs close` unmounts.
+    -f keeps the mount in the foreground (the systemd user unit asicfs@.service uses it).
+    """,
+    options: [OptionSpec(names: ["-f", "--foreground"], takesValue: false, help: "mount in the foreground (for systemd)"),
+              OptionSpec(names: ["--no-file-manager"], takesValue: false, help: "do not run xdg-open")],
+    run: { arguments, context in
+        try requirePositionals(arguments, atLeast: 1, "CONTAINER")
+        if arguments.positionals.count > 1 { throw UsageError("open takes one CONTAINER") }
+        guard let resolved = realpath(arguments.positionals[0], nil) else {
+            throw ContainerError.io(path: arguments.positionals[0], operation: "cannot open", errno: errno)
+        }
+        let container = String(cString: resolved)
+        free(resolved)
+        let (mountpoint, mounted) = OpenFolders.mountpoint(for: container)
+        if !mounted {
+            guard (try? FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true,
+                                                             attributes: [.posixPermissions: 0o700])) != nil else {
+                throw ContainerError.io(path: mountpoint, operation: "cannot make the folder", errno: errno)
+            }
+            var request = MountRequest(container: container, mountpoint: mountpoint)
+            request.configuration = context.configuration
+            if arguments.has("--foreground") {
+                Terminal.out(mountpoint)
+                request.foreground = true
+                return try Mounter.run(request)
+            }
+            // A child does the mounting: the daemon it leaves behind detaches, and this process
+            // goes on to open the folder.
+            let status = try runSelf(["mount", container, mountpoint] + context.settingArguments)
+            if status != 0 { return status }
+        }
+        Terminal.out(mountpoint)
+        if !arguments.has("--no-file-manager") { DesktopSession.open(folder: mountpoint) }
+        return 0
+    })
+
+let closeCommand = Command(
+    name: "close",
+    synopsis: "close CONTAINER|MOUNTPOINT",
+    summary: "unmount what `open` mounted, once it is saved",
+    details: """
+    Unmounts the mount of CONTAINER (or MOUNTPOINT), waiting until the container is saved, as
+    `asicfs umount` does, and removes the folder `open` made for it.
+    """,
+    options: [],
+    run: { arguments, _ in
+        try requirePositionals(arguments, atLeast: 1, "CONTAINER or MOUNTPOINT")
+        guard let resolved = realpath(arguments.positionals[0], nil) else {
+            throw ContainerError.io(path: arguments.positionals[0], operation: "cannot close", errno: errno)
+        }
+        let path = String(cString: resolved)
+        free(resolved)
+        var isFolder: ObjCBool = false
+        FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+        let mountpoint: String
+        if isFolder.boolValue {
+            mountpoint = path
+        } else {
+            guard let found = ContainerLock.asicfsMountpoint(of: path) else { throw MountFailure("\(path) is not mounted") }
+            mountpoint = found
+        }
+        try UnmountCommand.run(mountpoint)
+        if mountpoint.hasPrefix(OpenFolders.base + "/") { rmdir(mountpoint) }
+        return 0
+    })
+
+/// Runs this asicfs again with `arguments` and waits for it (its output is ours).
+func runSelf(_ arguments: [String]) throws -> Int32 {
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, executable, nil, nil, argv, environ)
+    guard rc == 0 else { throw MountFailure("cannot run \(executable): \(String(cString: strerror(rc)))") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return status & 0x7f == 0 ? (status >> 8) & 0xff : 1
+}
+
+/// The desktop: open a folder in the file manager.
+enum DesktopSession {
+    static var isPresent: Bool {
+        ["DISPLAY", "WAYLAND_DISPLAY"].contains { !(ProcessInfo.processInfo.environment[$0] ?? "").isEmpty }
+    }
+
+    static func open(folder: String) {
+        guard isPresent else { return }
+        _ = try? runTool("xdg-open", [folder])
+    }
+
+    /// Runs a program found on PATH with its output on /dev/null; its exit status.
+    @discardableResult
+    static func runTool(_ name: String, _ arguments: [String]) throws -> Int32 {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        let candidates: [String] = path.split(separator: ":").map { String($0) + "/" + name }
+        guard let program = candidates.first(where: { access($0, X_OK) == 0 }) else { return 127 }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, program, &actions, nil, argv, environ) == 0 else { return 127 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status >> 8) & 0xff
+    }
+}
