@@ -54,6 +54,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private var changeCount: UInt64 = 0
     private(set) var lastError = ""
     let environment: SignatureEnvironment
+    /// Editor and desktop temporaries: shown, never saved.
+    let transient: TransientNames
     lazy var control = ControlFolder(fileSystem: self, environment: environment)
     lazy var signing = SigningCoordinator(fileSystem: self, environment: environment)
     var scheduler: CommitScheduler?
@@ -104,6 +106,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         self.containerPath = containerPath
         self.readOnly = readOnly
         self.environment = environment
+        transient = TransientNames(configuration: environment.configuration)
         snapshot = try Container.open(containerPath)
         let folder = PathText.folder(of: containerPath)
         let base = PathText.lastComponent(of: containerPath)
@@ -675,6 +678,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
     public func makeFolder(_ path: String) throws {
         let name = Self.name(of: path)
         if ControlFolder.contains(name) { throw FileSystemError(EPERM) }
+        // No trash inside a container: file managers then offer to delete permanently, as they
+        // do on read-only media, instead of putting the file into the container under .Trash.
+        if TransientNames.isTrashFolder(name) {
+            throw fail(EPERM, "cannot create '\(name)': a container keeps no trash folder (delete permanently instead)")
+        }
         try lock.withLock {
             if view[name] != nil || isFolder(name) { throw FileSystemError(EEXIST) }
             try checkWritable("create the folder '\(name)'")
@@ -719,6 +727,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 if targetIsFolder { throw FileSystemError(EISDIR) }
                 if !targetIsFile { try checkNewName(to) }
                 if targetIsFile { order.remove(to) }
+                // A data file renamed to a transient name (an editor's backup) is never saved,
+                // and the next save may rewrite the file its bytes are in: it keeps them in a spool.
+                if transient.matches(to), !transient.matches(from), let entry = view[from], case .stored = entry {
+                    _ = try spoolFor(from, entry: entry, truncate: false)
+                }
                 view[to] = view.removeValue(forKey: from)
                 order.rename(from, to: to)
             } else {
@@ -788,7 +801,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
         let (base, plan, changed) = lock.withLock { () -> (Container, Plan, Bool) in
             var plan = Plan()
-            for name in order {
+            for name in order where !transient.matches(name) {
                 switch view[name]! {
                 case .stored(let file, let modified):
                     plan.layout.append(PlannedDataFile(name: name, source: .existing(file), modified: modified))
@@ -811,6 +824,16 @@ public final class ContainerFileSystem: @unchecked Sendable {
             return (snapshot, plan, pendingChanges)
         }
         guard changed else { return }
+        // Only editor temporaries changed: the container is left as it is, not rewritten.
+        let unchanged = plan.spools.isEmpty && plan.layout.map(\.name) == base.dataFiles.map(\.name)
+            && plan.layout.allSatisfy { planned in
+                if case .existing(let file) = planned.source { return file.name == planned.name && planned.modified == nil }
+                return false
+            }
+        if unchanged {
+            lock.withLock { if changeCount == plan.changes { pendingChanges = false } }
+            return
+        }
         TestHooks.holdSave()
         let saved: Container
         do {
@@ -833,7 +856,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             // Every entry of the view must now point into the saved container: entries of the old
             // one have offsets in a file that no longer exists (after a rewrite).
             var stillPending = false
-            for name in order {
+            for name in order where !transient.matches(name) {
                 guard let entry = view[name] else { continue }
                 switch entry {
                 case .stored(let file, let modified):
@@ -886,7 +909,10 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
         // (A spool whose write failed is not rescued: its writer was told, and its bytes are partial.)
         let stillOpen = lock.withLock {
-            view.values.contains { if case .spooled(let spool) = $0 { spool.failed == nil } else { false } }
+            view.contains { name, entry in
+                guard !transient.matches(name), case .spooled(let spool) = entry else { return false }
+                return spool.failed == nil
+            }
         }
         if stillOpen {
             let message = "the mount stopped while files were still open for writing; \(rescueUnsavedFiles())"
@@ -908,7 +934,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
         let folder = "\(containerPath).asicfs-unsaved-\(Int(Date().timeIntervalSince1970))"
         var lost: [String] = []
         lock.withLock {
-            for name in order {
+            // Editor temporaries are not kept: they were never going to be saved.
+            for name in order where !transient.matches(name) {
                 // A spool whose write failed holds partial bytes; the writer was told already.
                 guard case .spooled(let spool) = view[name], spool.failed == nil else { continue }
                 let target = folder + "/" + name

@@ -1,0 +1,37 @@
+import Configuration
+import Foundation
+
+/// Names that live only in the mount's view and are never saved into the container: the
+/// temporaries and backups editors and desktops make beside the files they open (`report.csv~`,
+/// `.report.csv.swp`, `.~lock.report.csv#`, `.goutputstream-XXXX`, `.DS_Store`, …). Whatever is
+/// signed next must hold only what the person put there. A transient file renamed to a normal
+/// name (an editor saving through a temporary) becomes a data file then. The patterns are
+/// shell globs matched against the last part of a name; the `transient-names` setting replaces
+/// the list (`none`: no name is transient).
+struct TransientNames: Sendable {
+    static let defaults = ["*~", ".#*", "#*#", ".~lock.*#", "*.swp", "*.swx", ".goutputstream-*", ".nfs*",
+                           ".DS_Store", "Thumbs.db", "desktop.ini", "._*"]
+    let patterns: [String]
+
+    init(configuration: Configuration) {
+        if let value = configuration["transient-names"] {
+            patterns = value == "none" ? [] : value.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+        } else {
+            patterns = Self.defaults
+        }
+    }
+
+    /// True when the last part of `name` (a data file's path in the container) matches.
+    func matches(_ name: String) -> Bool {
+        guard !patterns.isEmpty else { return false }
+        let last = name.split(separator: "/").last.map(String.init) ?? name
+        // No FNM_PERIOD: "*.swp" must match vim's ".report.csv.swp".
+        return patterns.contains { fnmatch($0, last, 0) == 0 }
+    }
+
+    /// The folders desktops make for their trash (freedesktop.org trash spec, per mount).
+    static func isTrashFolder(_ name: String) -> Bool {
+        let last = name.split(separator: "/").last.map(String.init) ?? name
+        return last == ".Trash" || last.hasPrefix(".Trash-")
+    }
+}
