@@ -1,10 +1,10 @@
-# Entry points: make demo, make test, make bench, make fuzz, make install.
+# Entry points: make demo, make test, make bench, make fuzz, make install (uninstall), make deb.
 SHELL := /bin/bash
 export PATH := /opt/swift/usr/bin:$(PATH)
 PREFIX ?= /usr/local
 SWIFT_BUILD_FLAGS ?=
 
-.PHONY: all deps build release demo test unit-tests fuzz-smoke fuzz bench install clean
+.PHONY: all deps build release static demo test unit-tests fuzz-smoke fuzz bench install uninstall deb clean
 
 all: build
 
@@ -38,9 +38,50 @@ fuzz: deps
 bench: deps
 	Benchmarks/container-bench.sh
 
-install: release
-	install -D -m 0755 .build/release/asicfs $(DESTDIR)$(PREFIX)/bin/asicfs
-	install -D -m 0644 man/asicfs.1 $(DESTDIR)$(PREFIX)/share/man/man1/asicfs.1
+# The binary carries the Swift runtime (--static-swift-stdlib): it needs only Debian's libraries,
+# not the toolchain. Installs the man page, completions, MIME types, desktop file, systemd user
+# unit and the trust data; never runs apt-get (scripts/install-deps.sh is for building).
+STATIC_BUILD ?= .build/static
+BINDIR = $(PREFIX)/bin
+SHAREDIR = $(PREFIX)/share
+INSTALLED = $(BINDIR)/asicfs $(SHAREDIR)/man/man1/asicfs.1 \
+	$(SHAREDIR)/bash-completion/completions/asicfs $(SHAREDIR)/zsh/vendor-completions/_asicfs \
+	$(SHAREDIR)/fish/vendor_completions.d/asicfs.fish $(SHAREDIR)/mime/packages/asicfs.xml \
+	$(SHAREDIR)/applications/asicfs.desktop $(PREFIX)/lib/systemd/user/asicfs@.service
+
+static:
+	swift build -c release --static-swift-stdlib --scratch-path $(STATIC_BUILD) --product asicfs $(SWIFT_BUILD_FLAGS)
+
+install: static
+	install -D -m 0755 $(STATIC_BUILD)/release/asicfs $(DESTDIR)$(BINDIR)/asicfs
+	install -D -m 0644 man/asicfs.1 $(DESTDIR)$(SHAREDIR)/man/man1/asicfs.1
+	install -D -m 0644 contrib/completions/asicfs.bash $(DESTDIR)$(SHAREDIR)/bash-completion/completions/asicfs
+	install -D -m 0644 contrib/completions/_asicfs $(DESTDIR)$(SHAREDIR)/zsh/vendor-completions/_asicfs
+	install -D -m 0644 contrib/completions/asicfs.fish $(DESTDIR)$(SHAREDIR)/fish/vendor_completions.d/asicfs.fish
+	install -D -m 0644 contrib/desktop/asicfs-mime.xml $(DESTDIR)$(SHAREDIR)/mime/packages/asicfs.xml
+	install -D -m 0644 contrib/desktop/asicfs.desktop $(DESTDIR)$(SHAREDIR)/applications/asicfs.desktop
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user
+	sed 's#@BINDIR@#$(BINDIR)#g' contrib/systemd/asicfs@.service > $(DESTDIR)$(PREFIX)/lib/systemd/user/asicfs@.service
+	rm -rf $(DESTDIR)$(SHAREDIR)/asicfs/trust
+	install -d $(DESTDIR)$(SHAREDIR)/asicfs
+	cp -r contrib/trust $(DESTDIR)$(SHAREDIR)/asicfs/trust
+	@if [ -z "$(DESTDIR)" ]; then \
+	  command -v update-mime-database >/dev/null && update-mime-database $(SHAREDIR)/mime || true; \
+	  command -v update-desktop-database >/dev/null && update-desktop-database $(SHAREDIR)/applications || true; \
+	fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rm -rf $(DESTDIR)$(SHAREDIR)/asicfs
+	@if [ -z "$(DESTDIR)" ]; then \
+	  command -v update-mime-database >/dev/null && update-mime-database $(SHAREDIR)/mime || true; \
+	  command -v update-desktop-database >/dev/null && update-desktop-database $(SHAREDIR)/applications || true; \
+	fi
+
+# A Debian package of `make install` (PREFIX=/usr) made with dpkg-deb; its Depends are the
+# packages of the libraries the binary links (dpkg-shlibdeps).
+deb: deps static
+	scripts/make-deb.sh
 
 clean:
-	rm -rf .build
+	rm -rf .build asicfs_*.deb

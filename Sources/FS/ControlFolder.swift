@@ -428,5 +428,11 @@ final class ControlFolder: @unchecked Sendable {
     Once the container is signed, its data files cannot change (EPERM); removing every
     signature makes them editable again.
 
+    Editor and desktop temporaries (name~, .name.swp, .~lock.name#, .goutputstream-*,
+    .DS_Store, Thumbs.db, ... : the setting transient-names) stay in the mount only and are
+    never saved; one renamed to a normal name becomes a data file. There is no trash in a
+    container: mkdir .Trash fails (EPERM), so delete permanently. The mount's folder has the
+    extended attributes user.asicfs.status and user.asicfs.signers (getfattr -d).
+
     """
 }
