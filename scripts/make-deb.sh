@@ -9,7 +9,7 @@ version=$(sed -n 's/^public let asicfsVersion = "\(.*\)"$/\1/p' Sources/Configur
 arch=$(dpkg --print-architecture)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-make --no-print-directory install DESTDIR="$stage/root" PREFIX=/usr > /dev/null
+make --no-print-directory install DESTDIR="$stage/root" PREFIX=/usr STATIC_BUILD="${STATIC_BUILD:-.build/static}" > /dev/null
 # dpkg-shlibdeps wants a debian/control beside what it inspects.
 mkdir -p "$stage/debian"
 printf 'Source: asicfs\n\nPackage: asicfs\nArchitecture: any\n' > "$stage/debian/control"
