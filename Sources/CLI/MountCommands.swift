@@ -36,6 +36,11 @@ let mountCommand = Command(
             case "create": request.createIfMissing = true
             case "allow_other": request.allowOther = true
             case "debug", "-d": request.debug = true; request.foreground = true
+            case _ where option.hasPrefix("open-containers="):
+                guard let count = Int(option.dropFirst("open-containers=".count)), count > 0 else {
+                    throw UsageError("open-containers takes a number above 0: \(option)")
+                }
+                request.openContainers = count
             case "": continue
             default: request.fuseOptions.append(option)
             }

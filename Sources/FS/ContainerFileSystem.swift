@@ -100,19 +100,18 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     /// Opens the container (failing with its one-line reason before anything is mounted) and
     /// prepares the private spool folder beside it. `environment` serves signing and validation.
-    public init(containerPath: String, readOnly: Bool, environment: SignatureEnvironment) throws {
+    /// Browse mode opens many containers and only some are written: `lazySpoolFolder` makes the
+    /// spool folder when a file is first written, and it cleans stale spools once per folder itself.
+    public init(containerPath: String, readOnly: Bool, environment: SignatureEnvironment,
+                lazySpoolFolder: Bool = false) throws {
         self.containerPath = containerPath
         self.readOnly = readOnly
         self.environment = environment
         snapshot = try Container.open(containerPath)
-        let folder = PathText.folder(of: containerPath)
-        let base = PathText.lastComponent(of: containerPath)
-        Self.removeStaleSpools(in: folder, base: base)
         spoolFolder = Self.spoolFolder(forContainer: containerPath, daemon: getpid())
-        if !readOnly {
-            guard mkdir(spoolFolder, 0o700) == 0 || errno == EEXIST else {
-                throw ContainerError.io(path: spoolFolder, operation: "cannot create", errno: errno)
-            }
+        if !lazySpoolFolder {
+            Self.removeStaleSpools(in: PathText.folder(of: containerPath), base: PathText.lastComponent(of: containerPath))
+            if !readOnly { try makeSpoolFolder() }
         }
         resetView()
         // Made now, before any FUSE thread can race to make them.
@@ -121,6 +120,16 @@ public final class ContainerFileSystem: @unchecked Sendable {
     }
 
     deinit { rmdir(spoolFolder) }
+
+    private var spoolFolderMade = false
+
+    private func makeSpoolFolder() throws {
+        guard !spoolFolderMade else { return }
+        guard mkdir(spoolFolder, 0o700) == 0 || errno == EEXIST else {
+            throw ContainerError.io(path: spoolFolder, operation: "cannot create", errno: errno)
+        }
+        spoolFolderMade = true
+    }
 
     /// Where the daemon `pid` keeps the files written into the mount until they are saved.
     public static func spoolFolder(forContainer containerPath: String, daemon pid: Int32) -> String {
@@ -133,12 +142,14 @@ public final class ContainerFileSystem: @unchecked Sendable {
         for file in snapshot.dataFiles { view[file.name] = .stored(file, modified: nil) }
     }
 
-    /// A daemon killed with SIGKILL leaves its spool folder behind; remove those whose process is gone.
-    private static func removeStaleSpools(in folder: String, base: String) {
-        let prefix = ".\(base).asicfs-spool-"
+    /// A daemon killed with SIGKILL leaves its spool folder behind; remove those whose process is
+    /// gone (for the container named `base`, or for every container in `folder` when nil).
+    static func removeStaleSpools(in folder: String, base: String?) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            guard let pid = Int32(name.dropFirst(prefix.count)) else { continue }
+        for name in names where name.hasPrefix(".") {
+            guard let marker = name.range(of: ".asicfs-spool-", options: .backwards),
+                  base.map({ name[..<marker.lowerBound] == ".\($0)" }) ?? true,
+                  let pid = Int32(name[marker.upperBound...]) else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: "\(folder)/\(name)") }
         }
     }
@@ -151,6 +162,13 @@ public final class ContainerFileSystem: @unchecked Sendable {
     var dataFileCount: Int { lock.withLock { order.count } }
     /// What holds the mount now ("a pkcs12 signing is running"), if anything.
     var currentActivity: String? { lock.withLock { activity } }
+
+    /// True when another program changed the container file while nothing here is unsaved and
+    /// nothing runs (browse mode then opens it again). Under the lock: a save of ours is
+    /// pending until its snapshot is adopted, so our own saves never look like outside changes.
+    func changedOnDiskWhileIdle() -> Bool {
+        lock.withLock { activity == nil && !pendingChanges && !snapshot.isCurrentOnDisk }
+    }
 
     /// Marks the view as changed since the last save (the caller holds `lock`).
     private func noteChange() {
@@ -425,7 +443,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 return register(Handle(source: .spooled(spool), writable: true), keepCache: false, directIO: false)
             }
             try checkNewName(name)
-            let spool = newSpool()
+            let spool = try newSpool()
             view[name] = .spooled(spool)
             order.append(name)
             removeEmptyFolders(above: name)
@@ -458,7 +476,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
-    private func newSpool() -> Spool {
+    private func newSpool() throws -> Spool {
+        try makeSpoolFolder()
         spoolCounter += 1
         return Spool(path: "\(spoolFolder)/\(spoolCounter)")
     }
@@ -474,7 +493,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             }
             return spool
         case .stored(let file, let modified):
-            let spool = newSpool()
+            let spool = try newSpool()
             if !truncate {
                 var offset: Int64 = 0
                 do {

@@ -1,5 +1,6 @@
-// The FUSE adaptor: the only file that sees libfuse. It turns kernel requests into calls on
-// `ContainerFileSystem` and every Swift error into an errno (`FileSystemError.from`).
+// The FUSE adaptor: the only file that sees libfuse. It turns kernel requests into calls on a
+// `MountSource` (one container, or browse mode's folder tree) and every Swift error into an
+// errno (`FileSystemError.from`).
 //
 // How the kernel caches, and what we tell it:
 // - Attributes and directory entries are cached for one second (attr_timeout, entry_timeout);
@@ -26,8 +27,8 @@
 import CFuse3
 import Foundation
 
-private func fileSystem() -> ContainerFileSystem {
-    Unmanaged<ContainerFileSystem>.fromOpaque(fuse_get_context()!.pointee.private_data).takeUnretainedValue()
+private func fileSystem() -> any MountSource {
+    Unmanaged<MountSourceBox>.fromOpaque(fuse_get_context()!.pointee.private_data).takeUnretainedValue().source
 }
 
 /// Runs a callback body and maps a thrown error to -errno.
@@ -51,6 +52,10 @@ private func timespec(_ date: Date) -> timespec {
 }
 
 private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes) {
+    if let native = attributes.native {
+        st.pointee = native
+        return
+    }
     st.pointee = stat()
     switch attributes.kind {
     case .file:
@@ -59,6 +64,9 @@ private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes
     case .directory:
         st.pointee.st_mode = S_IFDIR | mode_t(attributes.permissions)
         st.pointee.st_nlink = 2
+    case .symlink:
+        st.pointee.st_mode = S_IFLNK | mode_t(attributes.permissions)
+        st.pointee.st_nlink = 1
     }
     st.pointee.st_size = off_t(attributes.size)
     st.pointee.st_blocks = blkcnt_t((attributes.size + 511) / 512)
@@ -125,9 +133,9 @@ func fuseOperations() -> fuse_operations {
             return 0
         }
     }
-    ops.create = { rawPath, _, info in
+    ops.create = { rawPath, mode, info in
         reply {
-            let opened = try fileSystem().create(path(rawPath))
+            let opened = try fileSystem().create(path(rawPath), flags: info!.pointee.flags, mode: mode)
             info!.pointee.fh = opened.handle
             return 0
         }
@@ -158,9 +166,9 @@ func fuseOperations() -> fuse_operations {
         fileSystem().release(info!.pointee.fh)
         return 0
     }
-    ops.fsync = { _, _, _ in
+    ops.fsync = { rawPath, _, info in
         reply {
-            try fileSystem().commit()
+            try fileSystem().sync(rawPath.map { String(cString: $0) }, handle: info?.pointee.fh)
             return 0
         }
     }
@@ -170,9 +178,9 @@ func fuseOperations() -> fuse_operations {
             return 0
         }
     }
-    ops.mkdir = { rawPath, _ in
+    ops.mkdir = { rawPath, mode in
         reply {
-            try fileSystem().makeFolder(path(rawPath))
+            try fileSystem().makeFolder(path(rawPath), mode: mode)
             return 0
         }
     }
@@ -192,21 +200,46 @@ func fuseOperations() -> fuse_operations {
         reply {
             // A file removed while open has no time to keep.
             guard rawPath != nil else { return 0 }
-            // times[1] is the modification time; UTIME_NOW means now, UTIME_OMIT leaves it.
-            let modified = times?[1]
-            if let modified, modified.tv_nsec == cfuse_utime_omit() { return 0 }
-            let date = modified.flatMap { $0.tv_nsec == cfuse_utime_now() ? nil
-                : Date(timeIntervalSince1970: TimeInterval($0.tv_sec) + TimeInterval($0.tv_nsec) / 1e9) }
-            try fileSystem().setModified(path(rawPath), to: date)
+            // times[0] is the access time, times[1] the modification time; no times means now.
+            let now = timespec(tv_sec: 0, tv_nsec: cfuse_utime_now())
+            try fileSystem().setTimes(path(rawPath), accessed: times?[0] ?? now, modified: times?[1] ?? now)
             return 0
         }
     }
-    // Containers store no owners or modes: accept the calls `cp -a` and `rsync -a` make.
-    ops.chmod = { _, _, _ in 0 }
-    ops.chown = { _, _, _, _ in 0 }
-    ops.statfs = { _, stats in
-        stats!.pointee = fileSystem().fileSystemStatistics()
-        return 0
+    ops.chmod = { rawPath, mode, _ in
+        reply {
+            try fileSystem().setMode(path(rawPath), mode)
+            return 0
+        }
+    }
+    ops.chown = { rawPath, user, group, _ in
+        reply {
+            try fileSystem().setOwner(path(rawPath), user: user, group: group)
+            return 0
+        }
+    }
+    ops.symlink = { target, rawPath in
+        reply {
+            try fileSystem().makeSymlink(path(rawPath), target: String(cString: target!))
+            return 0
+        }
+    }
+    ops.readlink = { rawPath, buffer, size in
+        reply {
+            // NUL-terminated, cut to the buffer (readlink(2) itself would not terminate it).
+            let target = Array(try fileSystem().readSymlink(path(rawPath)).utf8.prefix(size - 1))
+            buffer!.withMemoryRebound(to: UInt8.self, capacity: size) { out in
+                out.update(from: target, count: target.count)
+                out[target.count] = 0
+            }
+            return 0
+        }
+    }
+    ops.statfs = { rawPath, stats in
+        reply {
+            stats!.pointee = try fileSystem().fileSystemStatistics(path(rawPath))
+            return 0
+        }
     }
     return ops
 }
