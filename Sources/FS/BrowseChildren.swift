@@ -55,7 +55,13 @@ final class BrowseChildren: @unchecked Sendable {
     /// Called (outside the locks) with a child opened again after an outside change.
     var reopened: (@Sendable (BrowseChild) -> Void)?
 
-    init(limit: Int) { self.limit = max(1, limit) }
+    /// The browse folder (the children's paths are relative to it).
+    let root: String
+
+    init(root: String, limit: Int) {
+        self.root = root
+        self.limit = max(1, limit)
+    }
 
     /// Device, inode, size and modification time: a file replaced or rewritten differs.
     struct FileKey: Equatable {
@@ -137,7 +143,7 @@ final class BrowseChildren: @unchecked Sendable {
             if let status, verdict(relative, status) == false { return nil }
             let folder = PathText.parent(of: relative)
             if lock.withLock({ cleanedFolders.insert(folder).inserted }) {
-                ContainerFileSystem.removeStaleSpools(in: folder, base: nil)
+                ContainerFileSystem.removeStaleSpools(in: folder.isEmpty ? root : root + "/" + folder, base: nil)
             }
             let fileSystem: ContainerFileSystem
             do {

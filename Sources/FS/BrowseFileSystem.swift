@@ -84,7 +84,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         self.folder = folder
         self.readOnly = readOnly
         self.environment = environment
-        children = BrowseChildren(limit: openContainers)
+        children = BrowseChildren(root: path, limit: openContainers)
         children.opener = { [weak self] relative in
             guard let self else { throw FileSystemError(EIO) }
             return try makeChild(relative)
