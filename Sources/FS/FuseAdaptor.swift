@@ -27,9 +27,11 @@
 import CFuse3
 import Foundation
 
-private func fileSystem() -> any MountSource {
-    Unmanaged<MountSourceBox>.fromOpaque(fuse_get_context()!.pointee.private_data).takeUnretainedValue().source
+private func mountBox() -> MountSourceBox {
+    Unmanaged<MountSourceBox>.fromOpaque(fuse_get_context()!.pointee.private_data).takeUnretainedValue()
 }
+
+private func fileSystem() -> any MountSource { mountBox().source }
 
 /// Runs a callback body and maps a thrown error to -errno.
 private func reply(_ body: () throws -> Int32) -> Int32 {
@@ -104,22 +106,32 @@ func fuseOperations() -> fuse_operations {
             return 0
         }
     }
-    ops.readdir = { rawPath, buffer, filler, _, _, flags in
+    ops.opendir = { _, info in
+        info!.pointee.fh = mountBox().openListing()
+        return 0
+    }
+    ops.releasedir = { _, info in
+        mountBox().closeListing(info!.pointee.fh)
+        return 0
+    }
+    ops.readdir = { rawPath, buffer, filler, offset, info, flags in
         reply {
-            _ = filler!(buffer, ".", nil, 0, fuse_fill_dir_flags(0))
-            _ = filler!(buffer, "..", nil, 0, fuse_fill_dir_flags(0))
             // With READDIRPLUS the attributes travel with the names, so `ls -l` of a big folder
-            // costs one request instead of one lookup per file.
-            if flags.rawValue & FUSE_READDIR_PLUS.rawValue != 0 {
-                var st = stat()
-                for (name, attributes) in try fileSystem().listWithAttributes(path(rawPath)) {
+            // costs a few requests instead of one lookup per file. Each entry is filled with its
+            // offset (index + 1): only then does libfuse pass its attributes to the kernel.
+            let plus = flags.rawValue & FUSE_READDIR_PLUS.rawValue != 0
+            let entries = try mountBox().listing(info!.pointee.fh, path: path(rawPath), offset: Int(offset), withAttributes: plus)
+            var st = stat()
+            for index in Int(offset)..<max(Int(offset), entries.count) {
+                let (name, attributes) = entries[index]
+                let full: Int32
+                if let attributes {
                     fill(&st, attributes)
-                    if filler!(buffer, name, &st, 0, FUSE_FILL_DIR_PLUS) != 0 { break }
+                    full = filler!(buffer, name, &st, off_t(index + 1), FUSE_FILL_DIR_PLUS)
+                } else {
+                    full = filler!(buffer, name, nil, off_t(index + 1), fuse_fill_dir_flags(0))
                 }
-            } else {
-                for name in try fileSystem().list(path(rawPath)) where filler!(buffer, name, nil, 0, fuse_fill_dir_flags(0)) != 0 {
-                    break
-                }
+                if full != 0 { break }
             }
             return 0
         }

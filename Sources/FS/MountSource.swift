@@ -55,8 +55,45 @@ enum FileTimes {
     static let omit = (1 << 30) - 2
 }
 
-/// Keeps the source alive for libfuse, which gets an untyped pointer (`private_data`).
-final class MountSourceBox {
+/// Keeps the source alive for libfuse, which gets an untyped pointer (`private_data`), and
+/// the listings of open folders: a listing is made once per opendir (and rewind) and handed
+/// out in pieces by offset, so that READDIRPLUS carries the attributes (libfuse passes them
+/// to the kernel only for entries filled with offsets; a listing filled all at once makes the
+/// kernel send one LOOKUP per name after it).
+final class MountSourceBox: @unchecked Sendable {
     let source: any MountSource
+    private let lock = NSLock()
+    private var listings: [UInt64: Listing] = [:]
+    private var nextListing: UInt64 = 1
+
+    struct Listing {
+        var entries: [(name: String, attributes: NodeAttributes?)]
+        var withAttributes: Bool
+    }
+
     init(_ source: any MountSource) { self.source = source }
+
+    func openListing() -> UInt64 {
+        lock.withLock {
+            defer { nextListing += 1 }
+            listings[nextListing] = Listing(entries: [], withAttributes: false)
+            return nextListing
+        }
+    }
+
+    func closeListing(_ id: UInt64) { lock.withLock { listings[id] = nil } }
+
+    /// The entries of an open folder ("." and ".." first); made again at offset 0 (rewinddir).
+    func listing(_ id: UInt64, path: String, offset: Int, withAttributes: Bool) throws -> [(name: String, attributes: NodeAttributes?)] {
+        if offset > 0, let listing = lock.withLock({ listings[id] }), listing.withAttributes || !withAttributes,
+           !listing.entries.isEmpty {
+            return listing.entries
+        }
+        let entries: [(name: String, attributes: NodeAttributes?)] = withAttributes
+            ? try source.listWithAttributes(path).map { ($0.0, $0.1) }
+            : try source.list(path).map { ($0, nil) }
+        let all = [(".", nil), ("..", nil)] + entries
+        lock.withLock { if listings[id] != nil { listings[id] = Listing(entries: all, withAttributes: withAttributes) } }
+        return all
+    }
 }
