@@ -16,6 +16,14 @@
 //   files 0 until known, and `status/wait` can fail the read after its text (EIO after a
 //   failed signing).
 // - Negative lookups are not cached (negative_timeout 0), so a file copied in appears at once.
+// - Browse mode (BrowseFileSystem): real files are opened without keep_cache, since other
+//   programs change them; their attributes are the real ones, cached for the same second. A
+//   container folder's child invalidates paths with the folder's place in the mount in front,
+//   and a child opened again after another program changed its file drops the cached pages
+//   of every data file (from another thread: the request that noticed may hold kernel locks).
+//   A file whose kind changes (a container file that turns out not to open, a rename to a
+//   container's name) is left to the one-second entry timeout: invalidating the inode instead
+//   would make a stat of it fail (the kernel marks an inode whose type changed as bad).
 //
 // libfuse runs callbacks on several threads at once (fuse_loop_mt, at most ten); the callbacks
 // capture nothing and reach the Swift state through fuse_get_context()->private_data. A read of
