@@ -44,7 +44,7 @@ let package = Package(
         // One signing session for every method, and the signers (one folder each), and the PIN entry they share.
         .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard", "PKCS11"]),
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
-        .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "Configuration", "Validation", "Signing"]),
+        .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "CLinux", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
         .target(name: "CLI", dependencies: ["ASiC", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust", "PKCS11"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),

@@ -263,6 +263,23 @@ else
   run "$card/virtual-reader.sh" stop "$work/readers"
 fi
 
+step "Browse mode: mount a folder; every container in it is a folder, everything else passes through"
+mkdir -p folder/contracts
+cp doc.asice folder/contracts/doc.asice
+cp "$signed" folder/contracts/SIGNED.ASICE
+printf 'not a container, just a file with that name\n' > folder/contracts/broken.bdoc
+printf 'Meeting at 10.\n' > folder/notes.txt
+run asicfs mount folder mnt
+run ls -l mnt mnt/contracts
+run ls mnt/contracts/doc.asice mnt/contracts/SIGNED.ASICE/.asicfs/signatures
+run cat mnt/contracts/broken.bdoc
+run mkdir mnt/contracts/new.asice
+run cp mnt/notes.txt mnt/contracts/doc.asice/contract.txt mnt/contracts/new.asice/
+run ls -l mnt/contracts/new.asice
+run asicfs umount mnt
+run ls -l folder/contracts
+run asicfs ls folder/contracts/new.asice
+
 step "A refusal on the phone ends the signing with one sentence; the container is unchanged"
 cp phone.asice before-refusal.asice
 if asicfs sign phone.asice --method mobile-id phone=+37201100266 idcode=60001019950; then echo "unexpected success"; exit 1; fi

@@ -5,8 +5,8 @@ import Foundation
 
 let mountCommand = Command(
     name: "mount",
-    synopsis: "mount CONTAINER MOUNTPOINT [-f] [-o OPTIONS]",
-    summary: "show a container as a folder (FUSE)",
+    synopsis: "mount CONTAINER|DIRECTORY MOUNTPOINT [-f] [-o OPTIONS]",
+    summary: "show a container, or every container in a folder, as a folder (FUSE)",
     details: """
     The data files appear as files (names with '/' as subfolders), and the hidden folder
     .asicfs/ shows the container, its signatures and the status (see asicfs(1)). While the
@@ -14,9 +14,17 @@ let mountCommand = Command(
     is saved atomically a moment after the last change, on fsync and at unmount. A signed
     container is read-only (EPERM). The mount is private to you unless -o allow_other.
 
+    Browse mode (a DIRECTORY): every .asice, .sce, .bdoc and .asics file below it (any case)
+    that is a container is a folder laid out as above (.asics read-only); everything else is
+    the real folder, with its own errors. Containers open when entered; idle ones beyond
+    -o open-containers=N (64) are saved and closed. mkdir NAME.asice makes a container (on
+    disk with its first file), rmdir removes an unsigned one with no data files, mv renames
+    the container file; moving a data file between containers copies it (EXDEV).
+
     Mount options (-o, comma-separated or repeated):
       ro             read-only mount
       create         create an empty container if CONTAINER does not exist
+      open-containers=N  browse mode: containers kept open at once (default 64)
       allow_other    let other users see the mount (needs user_allow_other in /etc/fuse.conf)
       debug          libfuse debug output (implies -f)
       umask=NNN      take these permission bits away (data files are never executable)
@@ -30,8 +38,8 @@ let mountCommand = Command(
     """,
     options: [OptionSpec(names: ["-f", "--foreground"], takesValue: false, help: "stay in the foreground")],
     run: { arguments, context in
-        try requirePositionals(arguments, atLeast: 2, "CONTAINER and MOUNTPOINT")
-        if arguments.positionals.count > 2 { throw UsageError("mount takes CONTAINER and MOUNTPOINT") }
+        try requirePositionals(arguments, atLeast: 2, "CONTAINER (or DIRECTORY) and MOUNTPOINT")
+        if arguments.positionals.count > 2 { throw UsageError("mount takes CONTAINER (or DIRECTORY) and MOUNTPOINT") }
         var request = MountRequest(container: arguments.positionals[0], mountpoint: arguments.positionals[1])
         request.foreground = arguments.has("--foreground")
         request.configuration = context.configuration
@@ -42,6 +50,11 @@ let mountCommand = Command(
             case "create": request.createIfMissing = true
             case "allow_other": request.allowOther = true
             case "debug", "-d": request.debug = true; request.foreground = true
+            case _ where option.hasPrefix("open-containers="):
+                guard let count = Int(option.dropFirst("open-containers=".count)), count > 0 else {
+                    throw UsageError("open-containers takes a number above 0: \(option)")
+                }
+                request.openContainers = count
             case "": continue
             case _ where option.hasPrefix("umask="):
                 guard let mask = UInt16(option.dropFirst(6), radix: 8), mask <= 0o777 else {

@@ -5,6 +5,8 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <linux/fs.h>
+#include <sys/xattr.h>
+#include <fcntl.h>
 
 // copy_file_range(2) is declared only under _GNU_SOURCE, which Swift's Glibc module does not set.
 static inline ssize_t clinux_copy_file_range(int fd_in, off_t *off_in, int fd_out, off_t *off_out, size_t len) {
@@ -12,4 +14,10 @@ static inline ssize_t clinux_copy_file_range(int fd_in, off_t *off_in, int fd_ou
 }
 // Reflink: share the source's blocks (btrfs, XFS); fails with EOPNOTSUPP/EXDEV elsewhere.
 static inline int clinux_ficlone(int dest_fd, int src_fd) { return ioctl(dest_fd, FICLONE, src_fd); }
+// O_PATH is defined only under _GNU_SOURCE (as __O_PATH always).
+static inline int clinux_o_path(void) { return __O_PATH; }
+// renameat2(2) with RENAME_NOREPLACE/RENAME_EXCHANGE (browse mode passes rename flags through).
+static inline int clinux_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
+    return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
+}
 #endif

@@ -56,6 +56,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
     let environment: SignatureEnvironment
     /// Editor and desktop temporaries: shown, never saved.
     let transient: TransientNames
+    private let containerLock: ContainerLock
     lazy var control = ControlFolder(fileSystem: self, environment: environment)
     lazy var signing = SigningCoordinator(fileSystem: self, environment: environment)
     var scheduler: CommitScheduler?
@@ -102,20 +103,22 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     /// Opens the container (failing with its one-line reason before anything is mounted) and
     /// prepares the private spool folder beside it. `environment` serves signing and validation.
-    public init(containerPath: String, readOnly: Bool, environment: SignatureEnvironment) throws {
+    /// Browse mode opens many containers and only some are written: `lazySpoolFolder` makes the
+    /// spool folder when a file is first written, and it cleans stale spools once per folder itself.
+    public init(containerPath: String, readOnly: Bool, environment: SignatureEnvironment,
+                lazySpoolFolder: Bool = false) throws {
         self.containerPath = containerPath
         self.readOnly = readOnly
         self.environment = environment
         transient = TransientNames(configuration: environment.configuration)
+        // One user of a container at a time: held while this mount (or browse folder) has it
+        // open; a mount's daemon keeps it across fuse_daemonize's fork until it exits.
+        containerLock = try ContainerLock.acquire(containerPath)
         snapshot = try Container.open(containerPath)
-        let folder = PathText.folder(of: containerPath)
-        let base = PathText.lastComponent(of: containerPath)
-        Self.removeStaleSpools(in: folder, base: base)
         spoolFolder = Self.spoolFolder(forContainer: containerPath, daemon: getpid())
-        if !readOnly {
-            guard mkdir(spoolFolder, 0o700) == 0 || errno == EEXIST else {
-                throw ContainerError.io(path: spoolFolder, operation: "cannot create", errno: errno)
-            }
+        if !lazySpoolFolder {
+            Self.removeStaleSpools(in: PathText.folder(of: containerPath), base: PathText.lastComponent(of: containerPath))
+            if !readOnly { try makeSpoolFolder() }
         }
         resetView()
         // Made now, before any FUSE thread can race to make them.
@@ -124,6 +127,16 @@ public final class ContainerFileSystem: @unchecked Sendable {
     }
 
     deinit { rmdir(spoolFolder) }
+
+    private var spoolFolderMade = false
+
+    private func makeSpoolFolder() throws {
+        guard !spoolFolderMade else { return }
+        guard mkdir(spoolFolder, 0o700) == 0 || errno == EEXIST else {
+            throw ContainerError.io(path: spoolFolder, operation: "cannot create", errno: errno)
+        }
+        spoolFolderMade = true
+    }
 
     /// Where the daemon `pid` keeps the files written into the mount until they are saved.
     public static func spoolFolder(forContainer containerPath: String, daemon pid: Int32) -> String {
@@ -136,12 +149,14 @@ public final class ContainerFileSystem: @unchecked Sendable {
         for file in snapshot.dataFiles { view[file.name] = .stored(file, modified: nil) }
     }
 
-    /// A daemon killed with SIGKILL leaves its spool folder behind; remove those whose process is gone.
-    private static func removeStaleSpools(in folder: String, base: String) {
-        let prefix = ".\(base).asicfs-spool-"
+    /// A daemon killed with SIGKILL leaves its spool folder behind; remove those whose process is
+    /// gone (for the container named `base`, or for every container in `folder` when nil).
+    static func removeStaleSpools(in folder: String, base: String?) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            guard let pid = Int32(name.dropFirst(prefix.count)) else { continue }
+        for name in names where name.hasPrefix(".") {
+            guard let marker = name.range(of: ".asicfs-spool-", options: .backwards),
+                  base.map({ name[..<marker.lowerBound] == ".\($0)" }) ?? true,
+                  let pid = Int32(name[marker.upperBound...]) else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: "\(folder)/\(name)") }
         }
     }
@@ -154,6 +169,13 @@ public final class ContainerFileSystem: @unchecked Sendable {
     var dataFileCount: Int { lock.withLock { order.count } }
     /// What holds the mount now ("a pkcs12 signing is running"), if anything.
     var currentActivity: String? { lock.withLock { activity } }
+
+    /// True when another program changed the container file while nothing here is unsaved and
+    /// nothing runs (browse mode then opens it again). Under the lock: a save of ours is
+    /// pending until its snapshot is adopted, so our own saves never look like outside changes.
+    func changedOnDiskWhileIdle() -> Bool {
+        lock.withLock { activity == nil && !pendingChanges && !snapshot.isCurrentOnDisk }
+    }
 
     /// Marks the view as changed since the last save (the caller holds `lock`).
     private func noteChange() {
@@ -428,7 +450,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 return register(Handle(source: .spooled(spool), writable: true), keepCache: false, directIO: false)
             }
             try checkNewName(name)
-            let spool = newSpool()
+            let spool = try newSpool()
             view[name] = .spooled(spool)
             order.append(name)
             removeEmptyFolders(above: name)
@@ -461,7 +483,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
-    private func newSpool() -> Spool {
+    private func newSpool() throws -> Spool {
+        try makeSpoolFolder()
         spoolCounter += 1
         return Spool(path: "\(spoolFolder)/\(spoolCounter)")
     }
@@ -477,7 +500,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             }
             return spool
         case .stored(let file, let modified):
-            let spool = newSpool()
+            let spool = try newSpool()
             if !truncate {
                 var offset: Int64 = 0
                 do {
@@ -798,6 +821,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
             /// Name in the snapshot -> (name in the layout, modification time asked for).
             var kept: [String: (name: String, modified: Date?)] = [:]
             var changes: UInt64 = 0
+            /// A file still open for writing (or broken) was left out: it is saved later.
+            var unfinished = false
         }
         let (base, plan, changed) = lock.withLock { () -> (Container, Plan, Bool) in
             var plan = Plan()
@@ -808,6 +833,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                     plan.kept[file.name] = (name, modified)
                 case .spooled(let spool):
                     if spool.writers > 0 || spool.failed != nil {
+                        plan.unfinished = plan.unfinished || spool.failed == nil
                         // Not finished (or broken): keep what the container had under this name, if anything.
                         if let old = snapshot.dataFile(named: name) { plan.layout.append(PlannedDataFile(name: name, source: .existing(old))) }
                         continue
@@ -824,8 +850,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
             return (snapshot, plan, pendingChanges)
         }
         guard changed else { return }
-        // Only editor temporaries changed: the container is left as it is, not rewritten.
-        let unchanged = plan.spools.isEmpty && plan.layout.map(\.name) == base.dataFiles.map(\.name)
+        // Only editor temporaries changed: the container is left as it is, not rewritten. (A
+        // file still being written is no reason to save now, but one to save once it is closed.)
+        let unchanged = !plan.unfinished && plan.spools.isEmpty && plan.layout.map(\.name) == base.dataFiles.map(\.name)
             && plan.layout.allSatisfy { planned in
                 if case .existing(let file) = planned.source { return file.name == planned.name && planned.modified == nil }
                 return false

@@ -434,5 +434,11 @@ final class ControlFolder: @unchecked Sendable {
     container: mkdir .Trash fails (EPERM), so delete permanently. The mount's folder has the
     extended attributes user.asicfs.status and user.asicfs.signers (getfattr -d).
 
+    In a browse mount (asicfs mount DIRECTORY MOUNTPOINT) this folder belongs to one
+    container folder; every container has its own. Moving a data file to another container
+    or out to a real folder copies it (the rename fails with EXDEV, and mv copies). The
+    container is saved and closed when idle and reopened on use; another program's change to
+    it is seen within a second when nothing here is unsaved.
+
     """
 }

@@ -1,5 +1,6 @@
-// The FUSE adaptor: the only file that sees libfuse. It turns kernel requests into calls on
-// `ContainerFileSystem` and every Swift error into an errno (`FileSystemError.from`).
+// The FUSE adaptor: the only file that sees libfuse. It turns kernel requests into calls on a
+// `MountSource` (one container, or browse mode's folder tree) and every Swift error into an
+// errno (`FileSystemError.from`).
 //
 // How the kernel caches, and what we tell it:
 // - Attributes and directory entries are cached for one second (attr_timeout, entry_timeout);
@@ -15,6 +16,14 @@
 //   files 0 until known, and `status/wait` can fail the read after its text (EIO after a
 //   failed signing).
 // - Negative lookups are not cached (negative_timeout 0), so a file copied in appears at once.
+// - Browse mode (BrowseFileSystem): real files are opened without keep_cache, since other
+//   programs change them; their attributes are the real ones, cached for the same second. A
+//   container folder's child invalidates paths with the folder's place in the mount in front,
+//   and a child opened again after another program changed its file drops the cached pages
+//   of every data file (from another thread: the request that noticed may hold kernel locks).
+//   A file whose kind changes (a container file that turns out not to open, a rename to a
+//   container's name) is left to the one-second entry timeout: invalidating the inode instead
+//   would make a stat of it fail (the kernel marks an inode whose type changed as bad).
 //
 // libfuse runs callbacks on several threads at once (fuse_loop_mt, at most ten); the callbacks
 // capture nothing and reach the Swift state through fuse_get_context()->private_data. A read of
@@ -26,9 +35,11 @@
 import CFuse3
 import Foundation
 
-private func fileSystem() -> ContainerFileSystem {
-    Unmanaged<ContainerFileSystem>.fromOpaque(fuse_get_context()!.pointee.private_data).takeUnretainedValue()
+private func mountBox() -> MountSourceBox {
+    Unmanaged<MountSourceBox>.fromOpaque(fuse_get_context()!.pointee.private_data).takeUnretainedValue()
 }
+
+private func fileSystem() -> any MountSource { mountBox().source }
 
 /// Runs a callback body and maps a thrown error to -errno.
 private func reply(_ body: () throws -> Int32) -> Int32 {
@@ -56,6 +67,10 @@ private func timespec(_ date: Date) -> timespec {
 nonisolated(unsafe) var reportedModeMask: mode_t = 0
 
 private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes) {
+    if let native = attributes.native {
+        st.pointee = native
+        return
+    }
     st.pointee = stat()
     switch attributes.kind {
     case .file:
@@ -64,6 +79,9 @@ private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes
     case .directory:
         st.pointee.st_mode = S_IFDIR | (mode_t(attributes.permissions) & ~reportedModeMask)
         st.pointee.st_nlink = 2
+    case .symlink:
+        st.pointee.st_mode = S_IFLNK | mode_t(attributes.permissions)
+        st.pointee.st_nlink = 1
     }
     st.pointee.st_size = off_t(attributes.size)
     st.pointee.st_blocks = blkcnt_t((attributes.size + 511) / 512)
@@ -101,22 +119,32 @@ func fuseOperations() -> fuse_operations {
             return 0
         }
     }
-    ops.readdir = { rawPath, buffer, filler, _, _, flags in
+    ops.opendir = { _, info in
+        info!.pointee.fh = mountBox().openListing()
+        return 0
+    }
+    ops.releasedir = { _, info in
+        mountBox().closeListing(info!.pointee.fh)
+        return 0
+    }
+    ops.readdir = { rawPath, buffer, filler, offset, info, flags in
         reply {
-            _ = filler!(buffer, ".", nil, 0, fuse_fill_dir_flags(0))
-            _ = filler!(buffer, "..", nil, 0, fuse_fill_dir_flags(0))
             // With READDIRPLUS the attributes travel with the names, so `ls -l` of a big folder
-            // costs one request instead of one lookup per file.
-            if flags.rawValue & FUSE_READDIR_PLUS.rawValue != 0 {
-                var st = stat()
-                for (name, attributes) in try fileSystem().listWithAttributes(path(rawPath)) {
+            // costs a few requests instead of one lookup per file. Each entry is filled with its
+            // offset (index + 1): only then does libfuse pass its attributes to the kernel.
+            let plus = flags.rawValue & FUSE_READDIR_PLUS.rawValue != 0
+            let entries = try mountBox().listing(info!.pointee.fh, path: path(rawPath), offset: Int(offset), withAttributes: plus)
+            var st = stat()
+            for index in Int(offset)..<max(Int(offset), entries.count) {
+                let (name, attributes) = entries[index]
+                let full: Int32
+                if let attributes {
                     fill(&st, attributes)
-                    if filler!(buffer, name, &st, 0, FUSE_FILL_DIR_PLUS) != 0 { break }
+                    full = filler!(buffer, name, &st, off_t(index + 1), FUSE_FILL_DIR_PLUS)
+                } else {
+                    full = filler!(buffer, name, nil, off_t(index + 1), fuse_fill_dir_flags(0))
                 }
-            } else {
-                for name in try fileSystem().list(path(rawPath)) where filler!(buffer, name, nil, 0, fuse_fill_dir_flags(0)) != 0 {
-                    break
-                }
+                if full != 0 { break }
             }
             return 0
         }
@@ -130,9 +158,9 @@ func fuseOperations() -> fuse_operations {
             return 0
         }
     }
-    ops.create = { rawPath, _, info in
+    ops.create = { rawPath, mode, info in
         reply {
-            let opened = try fileSystem().create(path(rawPath))
+            let opened = try fileSystem().create(path(rawPath), flags: info!.pointee.flags, mode: mode)
             info!.pointee.fh = opened.handle
             return 0
         }
@@ -163,9 +191,9 @@ func fuseOperations() -> fuse_operations {
         fileSystem().release(info!.pointee.fh)
         return 0
     }
-    ops.fsync = { _, _, _ in
+    ops.fsync = { rawPath, _, info in
         reply {
-            try fileSystem().commit()
+            try fileSystem().sync(rawPath.map { String(cString: $0) }, handle: info?.pointee.fh)
             return 0
         }
     }
@@ -175,9 +203,9 @@ func fuseOperations() -> fuse_operations {
             return 0
         }
     }
-    ops.mkdir = { rawPath, _ in
+    ops.mkdir = { rawPath, mode in
         reply {
-            try fileSystem().makeFolder(path(rawPath))
+            try fileSystem().makeFolder(path(rawPath), mode: mode)
             return 0
         }
     }
@@ -197,18 +225,12 @@ func fuseOperations() -> fuse_operations {
         reply {
             // A file removed while open has no time to keep.
             guard rawPath != nil else { return 0 }
-            // times[1] is the modification time; UTIME_NOW means now, UTIME_OMIT leaves it.
-            let modified = times?[1]
-            if let modified, modified.tv_nsec == cfuse_utime_omit() { return 0 }
-            let date = modified.flatMap { $0.tv_nsec == cfuse_utime_now() ? nil
-                : Date(timeIntervalSince1970: TimeInterval($0.tv_sec) + TimeInterval($0.tv_nsec) / 1e9) }
-            try fileSystem().setModified(path(rawPath), to: date)
+            // times[0] is the access time, times[1] the modification time; no times means now.
+            let now = timespec(tv_sec: 0, tv_nsec: cfuse_utime_now())
+            try fileSystem().setTimes(path(rawPath), accessed: times?[0] ?? now, modified: times?[1] ?? now)
             return 0
         }
     }
-    // Containers store no owners or modes: accept the calls `cp -a` and `rsync -a` make.
-    ops.chmod = { _, _, _ in 0 }
-    ops.chown = { _, _, _, _ in 0 }
     ops.getxattr = { rawPath, name, value, size in
         reply {
             let bytes = try fileSystem().extendedAttribute(path(rawPath), name: String(cString: name!))
@@ -221,12 +243,43 @@ func fuseOperations() -> fuse_operations {
             return try copyAttribute(names.flatMap { Array($0.utf8) + [0] }, into: list, size: size)
         }
     }
-    // Containers keep no extended attributes: what cp -a and rsync -X try to set is not kept.
+    // asicfs keeps no extended attributes of its own: what cp -a and rsync -X try to set is not kept.
     ops.setxattr = { _, _, _, _, _ in -ENOTSUP }
     ops.removexattr = { _, _ in -ENOTSUP }
-    ops.statfs = { _, stats in
-        stats!.pointee = fileSystem().fileSystemStatistics()
-        return 0
+    ops.chmod = { rawPath, mode, _ in
+        reply {
+            try fileSystem().setMode(path(rawPath), mode)
+            return 0
+        }
+    }
+    ops.chown = { rawPath, user, group, _ in
+        reply {
+            try fileSystem().setOwner(path(rawPath), user: user, group: group)
+            return 0
+        }
+    }
+    ops.symlink = { target, rawPath in
+        reply {
+            try fileSystem().makeSymlink(path(rawPath), target: String(cString: target!))
+            return 0
+        }
+    }
+    ops.readlink = { rawPath, buffer, size in
+        reply {
+            // NUL-terminated, cut to the buffer (readlink(2) itself would not terminate it).
+            let target = Array(try fileSystem().readSymlink(path(rawPath)).utf8.prefix(size - 1))
+            buffer!.withMemoryRebound(to: UInt8.self, capacity: size) { out in
+                out.update(from: target, count: target.count)
+                out[target.count] = 0
+            }
+            return 0
+        }
+    }
+    ops.statfs = { rawPath, stats in
+        reply {
+            stats!.pointee = try fileSystem().fileSystemStatistics(path(rawPath))
+            return 0
+        }
     }
     return ops
 }

@@ -4,7 +4,7 @@ import Configuration
 import Foundation
 import Signing
 
-/// How to mount: the container, where, and the options the user gave.
+/// How to mount: the container (or a folder: browse mode), where, and the options the user gave.
 public struct MountRequest: Sendable {
     public var container: String
     public var mountpoint: String
@@ -15,6 +15,8 @@ public struct MountRequest: Sendable {
     public var debug = false
     /// `-o umask=NNN`: permission bits taken away from every node (never added).
     public var umask: UInt16 = 0
+    /// Browse mode: how many containers stay open at once (idle ones beyond it are closed).
+    public var openContainers = BrowseFileSystem.defaultOpenContainers
     /// Other `-o` options, handed to libfuse unchanged.
     public var fuseOptions: [String] = []
     /// The settings (config file and `-o key=value`): services and trust for signing and validation.
@@ -41,6 +43,11 @@ public enum Mounter {
         guard stat(request.mountpoint, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
             throw ContainerError.io(path: request.mountpoint, operation: "cannot mount on", errno: ENOTDIR)
         }
+        var containerStatus = stat()
+        let browsing = stat(request.container, &containerStatus) == 0 && containerStatus.st_mode & S_IFMT == S_IFDIR
+        if browsing && request.createIfMissing {
+            throw ContainerError.refused("-o create makes a container, but \(request.container) is a folder (browse mode needs no -o create)")
+        }
         if request.createIfMissing, access(request.container, F_OK) != 0 {
             try Container.create(at: request.container, files: [])
         }
@@ -49,15 +56,14 @@ public enum Mounter {
         }
         request.container = String(cString: containerPath)
         free(containerPath)
-        // One user of a container at a time; the daemon keeps the lock (fork shares it) until it exits.
-        let lock = try ContainerLock.acquire(request.container)
-        defer { lock.release() }
 
         // Trust anchors are read now (a bad path fails the mount); trusted lists only when a
         // signature is first validated or signed.
         let environment = try SignatureEnvironment(configuration: request.configuration)
-        let fileSystem = try ContainerFileSystem(containerPath: request.container, readOnly: request.readOnly,
-                                                 environment: environment)
+        let fileSystem: any MountSource = browsing
+            ? try BrowseFileSystem(folder: request.container, readOnly: request.readOnly, environment: environment,
+                                   openContainers: request.openContainers)
+            : try ContainerFileSystem(containerPath: request.container, readOnly: request.readOnly, environment: environment)
 
         var options = ["fsname=\(escapeOption(request.container))", "subtype=asicfs", "auto_unmount"]
         if request.readOnly { options.append("ro") }
@@ -76,7 +82,7 @@ public enum Mounter {
         var args = fuse_args(argc: Int32(arguments.count), argv: argv, allocated: 0)
         reportedModeMask = mode_t(request.umask)
         var ops = fuseOperations()
-        let retained = Unmanaged.passRetained(fileSystem)
+        let retained = Unmanaged.passRetained(MountSourceBox(fileSystem))
         defer { retained.release() }
         guard let fuse = fuse_new(&args, &ops, MemoryLayout<fuse_operations>.size, retained.toOpaque()) else {
             fuse_opt_free_args(&args)
@@ -102,12 +108,11 @@ public enum Mounter {
 
         let session = fuse_get_session(fuse)
         fuse_set_signal_handlers(session)
-        fileSystem.scheduler = CommitScheduler(fileSystem: fileSystem)
         let handle = FuseHandle(fuse)
-        fileSystem.invalidate = { path in invalidateKernelCache(handle.fuse, path) }
+        fileSystem.start { path in invalidateKernelCache(handle.fuse, path) }
         let loopResult = cfuse_loop_mt(fuse, 0)
         fuse_remove_signal_handlers(session)
-        fileSystem.invalidate = nil
+        fileSystem.stop()
         fuse_unmount(fuse)
         let failure = fileSystem.close()
         if let failure { SystemLog.error(failure) }

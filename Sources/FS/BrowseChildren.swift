@@ -1,0 +1,273 @@
+import ASiC
+import Foundation
+import Signing
+
+/// One container below a browse mount, open as a `ContainerFileSystem` (a "child").
+final class BrowseChild: @unchecked Sendable {
+    /// The container file, relative to the browse folder ("docs/a.asice").
+    let relative: String
+    let fileSystem: ContainerFileSystem
+    // Guarded by the table's lock:
+    /// Requests working on it now; a child in use is never closed.
+    var pins = 0
+    /// Open browse handles into it.
+    var handles = 0
+    var lastUsed: UInt64 = 0
+    /// When it was last compared with its file on disk (monotonic seconds).
+    var lastChecked: Double
+
+    init(relative: String, fileSystem: ContainerFileSystem, now: Double) {
+        self.relative = relative
+        self.fileSystem = fileSystem
+        lastChecked = now
+    }
+
+    var isIdle: Bool { pins == 0 && handles == 0 }
+}
+
+/// The open children of a browse mount, bounded: beyond `limit`, the least recently used idle
+/// ones (no request, no open file, nothing unsaved after a save, no signing) are saved and
+/// closed in the background. A child is also replaced when its file changed on disk while it
+/// was idle with nothing unsaved (so another program's change is seen, within a second).
+///
+/// A container is never open twice at once: two children would share a spool folder (named by
+/// the daemon's PID). `openLock` serializes opening and closing; `lock` guards the table and
+/// is never held while waiting for `openLock`.
+final class BrowseChildren: @unchecked Sendable {
+    let limit: Int
+    /// How often (seconds) a child in use is compared with its file on disk.
+    static let checkInterval: Double = 1
+    private let lock = NSLock()
+    private let openLock = NSLock()
+    private var table: [String: BrowseChild] = [:]
+    private var tick: UInt64 = 0
+    /// Whether a file with a container's name is one (its first bytes, or a failed open), by the
+    /// status it had then: a listing looks at each file once, not once a second.
+    private var verdicts: [String: (key: FileKey, isContainer: Bool)] = [:]
+    /// Folders whose stale spools (of killed daemons) were removed.
+    private var cleanedFolders: Set<String> = []
+    /// What closing a child could not save (reported at unmount, as a single mount does).
+    private var failures: [String] = []
+    private let evictionQueue = DispatchQueue(label: "asicfs.browse.evict")
+    private var evictionScheduled = false
+    /// Opens the container at a relative path as a child, ready to serve (set once, at start).
+    var opener: ((String) throws -> ContainerFileSystem)?
+    /// Called (outside the locks) with a child opened again after an outside change.
+    var reopened: (@Sendable (BrowseChild) -> Void)?
+
+    /// The browse folder (the children's paths are relative to it).
+    let root: String
+
+    init(root: String, limit: Int) {
+        self.root = root
+        self.limit = max(1, limit)
+    }
+
+    /// Device, inode, size and modification time: a file replaced or rewritten differs.
+    struct FileKey: Equatable {
+        let device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
+        init(_ st: stat) {
+            device = UInt64(st.st_dev)
+            inode = UInt64(st.st_ino)
+            size = Int64(st.st_size)
+            seconds = st.st_mtim.tv_sec
+            nanoseconds = st.st_mtim.tv_nsec
+        }
+    }
+
+    static var now: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    var count: Int { lock.withLock { table.count } }
+
+    /// The child open for `relative`, pinned, without opening one (nil when none is open).
+    func existing(_ relative: String) -> BrowseChild? {
+        lock.withLock { table[relative].map(pin) }
+    }
+
+    /// The open child of `relative` without pinning it (for attributes only).
+    func peek(_ relative: String) -> BrowseChild? { lock.withLock { table[relative] } }
+
+    /// What is known of whether the file with this status is a container.
+    func verdict(_ relative: String, _ status: stat) -> Bool? {
+        lock.withLock { verdicts[relative].flatMap { $0.key == FileKey(status) ? $0.isContainer : nil } }
+    }
+
+    func record(_ relative: String, _ status: stat, isContainer: Bool) {
+        lock.withLock {
+            if verdicts.count > 20_000 { verdicts = [:] }
+            verdicts[relative] = (FileKey(status), isContainer)
+        }
+    }
+
+    /// The child for the container file `relative`, pinned (call `unpin`): the open one (checked
+    /// against its file at most once a second), or a newly opened one. Nil when the file does not
+    /// open as a container (it is then shown as a file).
+    func acquire(_ relative: String, status: stat?) throws -> BrowseChild? {
+        let now = Self.now
+        if let child = lock.withLock({ () -> BrowseChild? in
+            guard let child = table[relative], child.isIdle == false || now - child.lastChecked < Self.checkInterval else { return nil }
+            return pin(child)
+        }) { return child }
+        // Open but due for a check (and idle), or not open.
+        if let child = lock.withLock({ table[relative] }) {
+            if !child.fileSystem.changedOnDiskWhileIdle() {
+                return lock.withLock {
+                    child.lastChecked = now
+                    return pin(child)
+                }
+            }
+            try openLock.withLock {
+                let idle = lock.withLock { () -> Bool in
+                    guard table[relative] === child, child.isIdle else { return false }
+                    table[relative] = nil
+                    return true
+                }
+                if idle, let failure = child.fileSystem.close() { lock.withLock { failures.append(failure) } }
+            }
+            if let child = try openChild(relative, status: nil) {
+                reopened?(child)
+                return child
+            }
+            return nil
+        }
+        return try openChild(relative, status: status)
+    }
+
+    private func openChild(_ relative: String, status: stat?) throws -> BrowseChild? {
+        let child = try openLock.withLock { () -> BrowseChild? in
+            if let child = lock.withLock({ table[relative].map(pin) }) { return child }
+            if let status, verdict(relative, status) == false { return nil }
+            let folder = PathText.parent(of: relative)
+            if lock.withLock({ cleanedFolders.insert(folder).inserted }) {
+                ContainerFileSystem.removeStaleSpools(in: folder.isEmpty ? root : root + "/" + folder, base: nil)
+            }
+            let fileSystem: ContainerFileSystem
+            do {
+                fileSystem = try opener!(relative)
+            } catch let error as ContainerError {
+                // Not a container (or a broken one): from now on shown as the file it is.
+                if case .io = error { throw FileSystemError.from(error) }
+                if let status { record(relative, status, isContainer: false) }
+                return nil
+            }
+            let child = BrowseChild(relative: relative, fileSystem: fileSystem, now: Self.now)
+            return lock.withLock {
+                table[relative] = child
+                return pin(child)
+            }
+        }
+        if child != nil { scheduleEviction() }
+        return child
+    }
+
+    /// Marks a child used by one more request (the caller holds `lock`).
+    private func pin(_ child: BrowseChild) -> BrowseChild {
+        child.pins += 1
+        tick += 1
+        child.lastUsed = tick
+        return child
+    }
+
+    func unpin(_ child: BrowseChild) {
+        let over = lock.withLock { () -> Bool in
+            child.pins -= 1
+            return table.count > limit
+        }
+        if over { scheduleEviction() }
+    }
+
+    func opened(_ child: BrowseChild) { lock.withLock { child.handles += 1 } }
+
+    func closed(_ child: BrowseChild) {
+        let over = lock.withLock { () -> Bool in
+            child.handles -= 1
+            return table.count > limit
+        }
+        if over { scheduleEviction() }
+    }
+
+    /// Closes the child of `relative` (saving it first) so its file can be renamed or removed.
+    /// Refused (EBUSY) while it is in use by others than the caller (`pinnedByCaller`), has
+    /// open files or a signing runs; a failed save is thrown and the child stays open.
+    func close(_ relative: String, pinnedByCaller: Int = 0) throws {
+        guard let child = lock.withLock({ table[relative] }) else { return }
+        try child.fileSystem.commit()
+        try openLock.withLock {
+            try lock.withLock {
+                guard table[relative] === child else { return }
+                guard child.pins <= pinnedByCaller, child.handles == 0, child.fileSystem.currentActivity == nil else {
+                    throw FileSystemError(EBUSY, "cannot change \(relative): it is in use (an open file, or a signing runs)")
+                }
+                table[relative] = nil
+            }
+            if let failure = child.fileSystem.close() { lock.withLock { failures.append(failure) } }
+        }
+    }
+
+    /// The relative paths of the open children at or below folder `relative` ("." for all).
+    func open(below relative: String) -> [String] {
+        lock.withLock {
+            table.keys.filter { relative == "." || $0.hasPrefix(relative + "/") || $0 == relative }
+        }
+    }
+
+    /// Forgets what is known about files below `relative` (renamed or removed).
+    func forget(below relative: String) {
+        lock.withLock {
+            for key in verdicts.keys where key == relative || key.hasPrefix(relative + "/") { verdicts[key] = nil }
+        }
+    }
+
+    private func scheduleEviction() {
+        let start = lock.withLock { () -> Bool in
+            guard table.count > limit, !evictionScheduled else { return false }
+            evictionScheduled = true
+            return true
+        }
+        if start { evictionQueue.async { [self] in evict() } }
+    }
+
+    /// Closes least recently used idle children until at most `limit` are open.
+    private func evict() {
+        var skipped: Set<ObjectIdentifier> = []
+        while true {
+            let candidate = lock.withLock { () -> BrowseChild? in
+                guard table.count > limit else { return nil }
+                return table.values.filter { $0.isIdle && !skipped.contains(ObjectIdentifier($0)) }.min { $0.lastUsed < $1.lastUsed }
+            }
+            guard let child = candidate else { break }
+            skipped.insert(ObjectIdentifier(child))
+            let fileSystem = child.fileSystem
+            if fileSystem.currentActivity != nil { continue }
+            if fileSystem.hasPendingChanges { try? fileSystem.commit() }
+            openLock.withLock {
+                let removed = lock.withLock { () -> Bool in
+                    guard table[child.relative] === child, child.isIdle, fileSystem.currentActivity == nil,
+                          !fileSystem.hasPendingChanges else { return false }
+                    table[child.relative] = nil
+                    return true
+                }
+                if removed, let failure = fileSystem.close() { lock.withLock { failures.append(failure) } }
+            }
+        }
+        lock.withLock { evictionScheduled = false }
+        // Children that were busy may be idle now; the next unpin or close tries again.
+    }
+
+    /// Unmount: saves and closes every child; what could not be saved, one sentence each.
+    func closeAll() -> [String] {
+        let children = lock.withLock { () -> [BrowseChild] in
+            defer { table = [:] }
+            return Array(table.values)
+        }
+        var messages = lock.withLock { failures }
+        for child in children {
+            if let failure = child.fileSystem.close() { messages.append(failure) }
+        }
+        return messages
+    }
+}

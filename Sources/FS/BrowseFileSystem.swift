@@ -1,0 +1,438 @@
+import ASiC
+import Foundation
+import Signing
+
+/// Browse mode (`asicfs mount FOLDER MOUNTPOINT`): the folder tree as it is, except that every
+/// `.asice`, `.sce`, `.bdoc` and `.asics` file (any letter case) that is a container appears as
+/// a folder with the layout of a single mount. A layer over `MountSource`, not a second
+/// filesystem: a path is split once into the part in the real folder and the part inside a
+/// container; the first part is served by `PassThroughFolder` (POSIX calls relative to the
+/// folder's descriptor, errors as they are), the second by the container's own
+/// `ContainerFileSystem` (a "child", see `BrowseChildren`) with the rest of the path.
+///
+/// - Lazy: a child is opened when a request enters its folder, never at mount. Listing a
+///   folder of containers costs one lstat and one 4-byte read per container file (does it
+///   start like a ZIP?); a container folder's size, times and owner are its file's. A file with
+///   a container's name that does not open as a container is shown as the file it is.
+/// - Bounded: at most `openContainers` children stay open; idle ones are saved and closed.
+/// - Outside changes: a child is compared with its file (inode, size, mtime) at most once a
+///   second and opened again when the file changed while it had nothing unsaved. With unsaved
+///   changes the single-mount rule holds: they are never saved over the other program's change
+///   (the save fails, status/last-error says why), and at unmount they are moved into
+///   `<container>.asicfs-unsaved-<time>/`.
+/// - Handles are ours: a browse handle is a real descriptor or (child, the child's handle).
+/// - Between containers (and between a container and a real folder) a rename is EXDEV, so
+///   `mv` copies and removes; each container keeps its own rules (signed: EPERM).
+///
+/// Why the high-level (path) FUSE API: libfuse keeps the node tree and hands us whole paths; the
+/// split costs a scan of the path and one lstat for a component with a container's name, and
+/// nothing for paths inside an open child checked within the last second. The single-container
+/// engine, its tests and its cache rules are path-based; one engine serves both modes, and the
+/// targets (Benchmarks/results) are met without node ids of our own.
+public final class BrowseFileSystem: MountSource, @unchecked Sendable {
+    public static let defaultOpenContainers = 64
+    /// Shown as folders (`.asics`: read-only).
+    static let containerExtensions: Set<String> = ["asice", "sce", "bdoc", "asics"]
+    /// `mkdir NAME.<ext>` makes a new container.
+    static let creatableExtensions: Set<String> = ["asice", "sce", "bdoc"]
+
+    let folder: PassThroughFolder
+    let readOnly: Bool
+    let environment: SignatureEnvironment
+    let children: BrowseChildren
+    let lock = NSLock()
+    var handles: [UInt64: Handle] = [:]
+    private var nextHandle: UInt64 = 1
+    /// Containers made with mkdir that hold no file yet: in memory only, until a file is put in.
+    var newContainers: [String: Date] = [:]
+    /// Real files removed while open (libfuse renames them to `.fuse_hidden…`; we unlink them at
+    /// once instead of leaving such names in the user's folder): that name -> a descriptor.
+    var removedWhileOpen: [String: Int32] = [:]
+    private var invalidator: (@Sendable (String) -> Void)?
+
+    /// An open file: a real descriptor, or a handle of a child.
+    enum Handle {
+        case plain(PlainFile)
+        case child(BrowseChild, UInt64)
+    }
+
+    final class PlainFile {
+        let fd: Int32
+        /// Its path now (renames change it), so `rm` of an open file can find its descriptor.
+        var relative: String
+        init(fd: Int32, relative: String) {
+            self.fd = fd
+            self.relative = relative
+        }
+    }
+
+    /// Where a path leads.
+    enum Place {
+        /// In the real folder (relative path, "." for the top).
+        case plain(String)
+        /// A container's folder whose child is not open (the file's status).
+        case container(String, stat)
+        /// In (or, with inner "/", at) an open child, pinned for this request.
+        case child(BrowseChild, String)
+        /// In a container made with mkdir that is not on disk yet.
+        case newContainer(String, String)
+    }
+
+    public init(folder path: String, readOnly: Bool, environment: SignatureEnvironment,
+                openContainers: Int = BrowseFileSystem.defaultOpenContainers) throws {
+        let folder = try PassThroughFolder(path)
+        self.folder = folder
+        self.readOnly = readOnly
+        self.environment = environment
+        children = BrowseChildren(root: path, limit: openContainers)
+        children.opener = { [weak self] relative in
+            guard let self else { throw FileSystemError(EIO) }
+            return try makeChild(relative)
+        }
+        children.reopened = { [weak self] child in self?.forgetCachedContent(of: child) }
+    }
+
+    // MARK: - Names and places
+
+    private static func containerExtension(_ name: Substring) -> String? {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
+        let ext = name[name.index(after: dot)...].lowercased()
+        return containerExtensions.contains(ext) ? ext : nil
+    }
+
+    static func isContainerName(_ name: Substring) -> Bool { containerExtension(name) != nil }
+
+    static func isReadOnlyName(_ relative: String) -> Bool {
+        containerExtension(Substring(PathText.lastComponent(of: relative))) == "asics"
+    }
+
+    static func isCreatableName(_ relative: String) -> Bool {
+        containerExtension(Substring(PathText.lastComponent(of: relative))).map(creatableExtensions.contains) ?? false
+    }
+
+    /// Our own spool folders (`.NAME.asicfs-spool-PID`) are not shown.
+    static func isHidden(_ name: String) -> Bool { name.hasPrefix(".") && name.contains(".asicfs-spool-") }
+
+    /// Whether a regular file with a container's name is a container: known, or its first bytes.
+    func looksLikeContainer(_ relative: String, _ status: stat) -> Bool {
+        if let known = children.verdict(relative, status) { return known }
+        let zip = folder.startsLikeZIP(relative)
+        children.record(relative, status, isContainer: zip)
+        return zip
+    }
+
+    /// Splits a path: the first component with a container's name that is a container file (or
+    /// a new container) ends the real part. `enter`: open the child even for the folder itself.
+    func resolve(_ path: String, enter: Bool) throws -> Place {
+        let relative = path.drop { $0 == "/" }
+        if relative.isEmpty { return .plain(".") }
+        var start = relative.startIndex
+        while start < relative.endIndex {
+            let end = relative[start...].firstIndex(of: "/") ?? relative.endIndex
+            if Self.isContainerName(relative[start..<end]) {
+                let container = String(relative[..<end])
+                let inner = end == relative.endIndex ? "/" : String(relative[end...])
+                if lock.withLock({ newContainers[container] != nil }) { return .newContainer(container, inner) }
+                let wanted = enter || inner != "/"
+                if children.peek(container) != nil,
+                   let child = wanted ? try children.acquire(container, status: nil) : children.existing(container) {
+                    return .child(child, inner)
+                }
+                if let status = folder.statusIfAny(container), status.st_mode & S_IFMT == S_IFREG,
+                   looksLikeContainer(container, status) {
+                    if !wanted { return .container(container, status) }
+                    if let child = try children.acquire(container, status: status) { return .child(child, inner) }
+                    // It starts like one but does not open: a file from now on. The kernel takes
+                    // it for a folder until its entry expires (a second); invalidating the inode
+                    // instead would make a stat of it fail (EIO: the type changed).
+                }
+            }
+            start = end < relative.endIndex ? relative.index(after: end) : end
+        }
+        return .plain(String(relative))
+    }
+
+    /// Runs `body` with the place of `path`; a child it pinned is unpinned afterwards.
+    func withPlace<T>(_ path: String, enter: Bool = true, _ body: (Place) throws -> T) throws -> T {
+        let place = try resolve(path, enter: enter)
+        defer { if case .child(let child, _) = place { children.unpin(child) } }
+        return try body(place)
+    }
+
+    // MARK: - Kernel cache
+
+    /// Invalidation from another thread: the request that noticed may hold the kernel locks
+    /// (a folder's, a page's) that invalidating would wait for.
+    func invalidateLater(_ path: String) {
+        guard let invalidator = lock.withLock({ invalidator }) else { return }
+        DispatchQueue.global().async { invalidator(path) }
+    }
+
+    /// A child opened again after another program changed its file: the kernel may hold pages
+    /// and attributes of the old data files (read with keep_cache).
+    private func forgetCachedContent(of child: BrowseChild) {
+        let folderPath = "/" + child.relative
+        invalidateLater(folderPath)
+        for name in child.fileSystem.currentSnapshot.dataFiles.map(\.name) { invalidateLater(folderPath + "/" + name) }
+    }
+
+    /// Opens a child with what a mounted container has: its kernel-cache callback (with the
+    /// container folder's place in the mount before its paths) and its save schedule.
+    private func makeChild(_ relative: String) throws -> ContainerFileSystem {
+        let child = try ContainerFileSystem(containerPath: folder.full(relative),
+                                            readOnly: readOnly || Self.isReadOnlyName(relative),
+                                            environment: environment, lazySpoolFolder: true)
+        let prefix = "/" + relative
+        child.start { [weak self] path in
+            guard let invalidator = self?.lock.withLock({ self?.invalidator }) else { return }
+            invalidator(prefix + path)
+        }
+        return child
+    }
+
+    // MARK: - Attributes and listings
+
+    /// A container's folder: its file's status, as a folder (x where r; no w when it cannot change).
+    func folderAttributes(_ relative: String, _ status: stat, child: BrowseChild?) -> NodeAttributes {
+        var st = status
+        var mode = st.st_mode & 0o777
+        mode |= (mode & 0o444) >> 2
+        let childWritable = child.map { ((try? $0.fileSystem.attributes("/"))?.permissions ?? 0) & 0o200 != 0 }
+        if readOnly || Self.isReadOnlyName(relative) || childWritable == false { mode &= ~0o222 }
+        st.st_mode = S_IFDIR | mode
+        st.st_nlink = 2
+        return NodeAttributes(native: st)
+    }
+
+    func newContainerAttributes(_ created: Date) -> NodeAttributes { .directory(0o755, created) }
+
+    public func attributes(_ path: String) throws -> NodeAttributes {
+        try withPlace(path, enter: false) { place in
+            switch place {
+            case .plain(let relative):
+                if let fd = hiddenDescriptor(relative) { return try Self.status(of: fd) }
+                return NodeAttributes(native: try folder.status(relative))
+            case .container(let relative, let status):
+                return folderAttributes(relative, status, child: nil)
+            case .child(let child, "/"):
+                return folderAttributes(child.relative, try folder.status(child.relative), child: child)
+            case .child(let child, let inner):
+                return try child.fileSystem.attributes(inner)
+            case .newContainer(let relative, "/"):
+                return newContainerAttributes(lock.withLock { newContainers[relative] } ?? Date())
+            case .newContainer:
+                throw FileSystemError(ENOENT)
+            }
+        }
+    }
+
+    static func status(of fd: Int32) throws -> NodeAttributes {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw FileSystemError(errno) }
+        return NodeAttributes(native: st)
+    }
+
+    public func attributes(handle id: UInt64) throws -> NodeAttributes {
+        switch try handle(id) {
+        case .plain(let file): return try Self.status(of: file.fd)
+        case .child(let child, let inner): return try child.fileSystem.attributes(handle: inner)
+        }
+    }
+
+    public func list(_ path: String) throws -> [String] {
+        try listWithAttributes(path, attributes: false).map(\.0)
+    }
+
+    public func listWithAttributes(_ path: String) throws -> [(String, NodeAttributes)] {
+        try listWithAttributes(path, attributes: true)
+    }
+
+    private func listWithAttributes(_ path: String, attributes: Bool) throws -> [(String, NodeAttributes)] {
+        try withPlace(path) { place in
+            switch place {
+            case .plain(let relative):
+                return try listFolder(relative, attributes: attributes)
+            case .child(let child, let inner):
+                if attributes { return try child.fileSystem.listWithAttributes(inner) }
+                return try child.fileSystem.list(inner).map { ($0, NodeAttributes.directory(0, Date(timeIntervalSince1970: 0))) }
+            case .newContainer(_, "/"):
+                return []
+            case .newContainer, .container:
+                throw FileSystemError(ENOENT)
+            }
+        }
+    }
+
+    /// A real folder: its entries (our spool folders left out), container files as folders, and
+    /// the new containers made in it with mkdir.
+    private func listFolder(_ relative: String, attributes: Bool) throws -> [(String, NodeAttributes)] {
+        let prefix = relative == "." ? "" : relative + "/"
+        var result: [(String, NodeAttributes)] = []
+        var names: Set<String> = []
+        for (name, status) in try folder.entries(relative) where !Self.isHidden(name) {
+            names.insert(name)
+            if status.st_mode & S_IFMT == S_IFREG, Self.isContainerName(Substring(name)),
+               looksLikeContainer(prefix + name, status) {
+                result.append((name, folderAttributes(prefix + name, status, child: children.peek(prefix + name))))
+            } else {
+                result.append((name, NodeAttributes(native: status)))
+            }
+        }
+        let made = lock.withLock { newContainers.filter { PathText.parent(of: $0.key) == (relative == "." ? "" : relative) } }
+        for (container, created) in made {
+            let name = PathText.lastComponent(of: container)
+            if !names.contains(name) { result.append((name, newContainerAttributes(created))) }
+        }
+        return result
+    }
+
+    // MARK: - Handles, reading and writing
+
+    func register(_ handle: Handle) -> UInt64 {
+        lock.withLock {
+            let id = nextHandle
+            nextHandle += 1
+            handles[id] = handle
+            return id
+        }
+    }
+
+    func handle(_ id: UInt64) throws -> Handle {
+        guard let handle = lock.withLock({ handles[id] }) else { throw FileSystemError(EBADF) }
+        return handle
+    }
+
+    /// A child's handle, as a browse handle (the child stays open while it is).
+    private func wrap(_ child: BrowseChild, _ opened: ContainerFileSystem.OpenResult) -> ContainerFileSystem.OpenResult {
+        children.opened(child)
+        return .init(handle: register(.child(child, opened.handle)), keepCache: opened.keepCache, directIO: opened.directIO)
+    }
+
+    private func plain(_ fd: Int32, _ relative: String) -> ContainerFileSystem.OpenResult {
+        .init(handle: register(.plain(PlainFile(fd: fd, relative: relative))), keepCache: false, directIO: false)
+    }
+
+    public func open(_ path: String, flags: Int32) throws -> ContainerFileSystem.OpenResult {
+        try withPlace(path) { place in
+            switch place {
+            case .plain(let relative):
+                if let fd = hiddenDescriptor(relative) {
+                    return plain(try folder.open("/proc/self/fd/\(fd)", flags: flags), relative)
+                }
+                return plain(try folder.open(relative, flags: flags), relative)
+            case .child(let child, let inner):
+                return wrap(child, try child.fileSystem.open(inner, flags: flags))
+            case .newContainer(_, let inner):
+                throw FileSystemError(inner == "/" ? EISDIR : ENOENT)
+            case .container:
+                throw FileSystemError(EISDIR)
+            }
+        }
+    }
+
+    public func create(_ path: String, flags: Int32, mode: mode_t) throws -> ContainerFileSystem.OpenResult {
+        try withPlace(path) { place in
+            switch place {
+            case .plain(let relative):
+                return plain(try folder.create(relative, flags: flags, mode: mode), relative)
+            case .child(let child, let inner):
+                if inner == "/" { throw FileSystemError(EISDIR) }
+                return wrap(child, try child.fileSystem.create(inner, flags: flags, mode: mode))
+            case .newContainer(let relative, let inner):
+                if inner == "/" { throw FileSystemError(EISDIR) }
+                return try withMadeContainer(relative) { child in
+                    wrap(child, try child.fileSystem.create(inner, flags: flags, mode: mode))
+                }
+            case .container:
+                throw FileSystemError(EEXIST)
+            }
+        }
+    }
+
+    /// Puts a container made with mkdir on disk (its first file, or folder, is being made) and
+    /// runs `body` with its child.
+    func withMadeContainer<T>(_ relative: String, _ body: (BrowseChild) throws -> T) throws -> T {
+        if let status = folder.statusIfAny(relative) {
+            // Someone made the file meanwhile.
+            if status.st_mode & S_IFMT != S_IFREG { throw FileSystemError(EEXIST) }
+        } else {
+            do { try Container.create(at: folder.full(relative), files: []) } catch { throw FileSystemError.from(error) }
+        }
+        lock.withLock { newContainers[relative] = nil }
+        guard let child = try children.acquire(relative, status: nil) else { throw FileSystemError(EIO) }
+        defer { children.unpin(child) }
+        return try body(child)
+    }
+
+    public func read(_ id: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
+                     stop: () -> Int32?) throws -> Int {
+        switch try handle(id) {
+        case .plain(let file):
+            let count = pread(file.fd, buffer.baseAddress, buffer.count, off_t(offset))
+            if count < 0 { throw FileSystemError(errno) }
+            return count
+        case .child(let child, let inner):
+            return try child.fileSystem.read(inner, into: buffer, at: offset, stop: stop)
+        }
+    }
+
+    public func write(_ id: UInt64, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {
+        switch try handle(id) {
+        case .plain(let file):
+            let count = pwrite(file.fd, buffer.baseAddress, buffer.count, off_t(offset))
+            if count < 0 { throw FileSystemError(errno) }
+            return count
+        case .child(let child, let inner):
+            return try child.fileSystem.write(inner, buffer, at: offset)
+        }
+    }
+
+    public func flush(_ id: UInt64) {
+        if case .child(let child, let inner)? = try? handle(id) { child.fileSystem.flush(inner) }
+    }
+
+    public func release(_ id: UInt64) {
+        guard let handle = lock.withLock({ handles.removeValue(forKey: id) }) else { return }
+        switch handle {
+        case .plain(let file):
+            Glibc.close(file.fd)
+        case .child(let child, let inner):
+            child.fileSystem.release(inner)
+            children.closed(child)
+        }
+    }
+
+    public func sync(_ path: String?, handle id: UInt64?) throws {
+        if let id, case .plain(let file) = try handle(id) {
+            if fsync(file.fd) != 0 { throw FileSystemError(errno) }
+            return
+        }
+        if let id, case .child(let child, _) = try handle(id) { return try child.fileSystem.commit() }
+        guard let path else { return }
+        try withPlace(path) { place in
+            if case .child(let child, _) = place { try child.fileSystem.commit() }
+        }
+    }
+
+    public func fileSystemStatistics(_ path: String) throws -> statvfs { try folder.statistics() }
+
+    // MARK: - Mount lifecycle
+
+    public func start(invalidate: @escaping @Sendable (String) -> Void) {
+        lock.withLock { invalidator = invalidate }
+    }
+
+    public func stop() { lock.withLock { invalidator = nil } }
+
+    /// Saves and closes every open container; what could not be saved, joined in one line.
+    public func close() -> String? {
+        let failures = children.closeAll()
+        lock.withLock {
+            for case .plain(let file) in handles.values { Glibc.close(file.fd) }
+            handles = [:]
+            for fd in removedWhileOpen.values { Glibc.close(fd) }
+            removedWhileOpen = [:]
+        }
+        return failures.isEmpty ? nil : failures.joined(separator: "; ")
+    }
+}
