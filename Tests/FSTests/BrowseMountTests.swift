@@ -325,3 +325,31 @@ final class BrowseMountTests: XCTestCase {
         XCTAssertEqual(try Shell.run(MountFixture.binary, ["umount", fixture.mountpoint]).status, 0)
     }
 }
+
+/// The desktop side of browse mode: a container's folder has the status attributes, real files
+/// keep their own, and a container opened in the mount is locked against other asicfs writers.
+final class BrowseDesktopTests: XCTestCase {
+    func testContainerFoldersHaveTheStatusAttributesAndOpenContainersAreLocked() throws {
+        let fixture = try BrowseFixture(self)
+        try fixture.makeContainer("sub/a.asice", ["keep.txt": "keep"])
+        try writeFile(Array("plain".utf8), fixture.tree + "/plain.txt")
+        XCTAssertEqual(try Shell.run("/usr/bin/setfattr", ["-n", "user.colour", "-v", "blue", fixture.tree + "/plain.txt"]).status, 0)
+        try fixture.start()
+
+        let status = try Shell.run("/usr/bin/getfattr", ["-n", "user.asicfs.status", "--only-values", fixture.path("sub/a.asice")])
+        XCTAssertEqual(status.stdout, "unsigned", status.stderr)
+        let real = try Shell.run("/usr/bin/getfattr", ["-d", "--absolute-names", fixture.path("plain.txt")])
+        XCTAssertTrue(real.stdout.contains("user.colour=\"blue\""), real.stdout + real.stderr)
+        let folder = try Shell.run("/usr/bin/getfattr", ["-d", "--absolute-names", fixture.path("sub")])
+        XCTAssertEqual(folder.status, 0, folder.stderr)
+        XCTAssertEqual(try Shell.run("/usr/bin/rsync", ["-aX", fixture.mountpoint + "/", fixture.mount.folder + "/copy/"]).status, 0)
+        XCTAssertEqual(try readFile(fixture.mount.folder + "/copy/sub/a.asice/keep.txt"), Array("keep".utf8))
+
+        // The container is open in the mount now: `asicfs add` waits for no one and says so.
+        let refused = try Shell.run(MountFixture.binary, ["add", fixture.tree + "/sub/a.asice", fixture.tree + "/plain.txt"])
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("asicfs (pid") && refused.stderr.contains("is changing it"), refused.stderr)
+        try fixture.mount.unmount()
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["add", fixture.tree + "/sub/a.asice", fixture.tree + "/plain.txt"]).status, 0)
+    }
+}
