@@ -115,31 +115,8 @@ func runSelf(_ arguments: [String]) throws -> Int32 {
 
 /// The desktop: open a folder in the file manager.
 enum DesktopSession {
-    static var isPresent: Bool {
-        ["DISPLAY", "WAYLAND_DISPLAY"].contains { !(ProcessInfo.processInfo.environment[$0] ?? "").isEmpty }
-    }
-
     static func open(folder: String) {
-        guard isPresent else { return }
-        _ = try? runTool("xdg-open", [folder])
-    }
-
-    /// Runs a program found on PATH with its output on /dev/null; its exit status.
-    @discardableResult
-    static func runTool(_ name: String, _ arguments: [String]) throws -> Int32 {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        let candidates: [String] = path.split(separator: ":").map { String($0) + "/" + name }
-        guard let program = candidates.first(where: { access($0, X_OK) == 0 }) else { return 127 }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd: Int32 in [0, 1, 2] { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, program, &actions, nil, argv, environ) == 0 else { return 127 }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status >> 8) & 0xff
+        guard DesktopNotification.isDesktopSession() else { return }
+        DesktopNotification.run("xdg-open", [folder])
     }
 }

@@ -919,6 +919,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// into a folder beside the container (nothing is lost) and the reason is returned.
     @discardableResult
     public func close() -> String? {
+        // The container is free for others once this mount is done with it (a browse mount
+        // may open it again at once, and the lock is per open file, not per process).
+        defer { containerLock.release() }
         signing.cancelAndWait()
         // The kernel sends RELEASE after close() returns, without waiting: when the loop ends
         // (a signal, an unmount) some may never arrive. A file whose writer closed it after its

@@ -15,11 +15,11 @@ public enum DesktopNotification {
         spawnDetached(program, ["--app-name=asicfs", "--urgency=critical", title, body])
     }
 
-    static func isDesktopSession(_ environment: [String: String]) -> Bool {
+    public static func isDesktopSession(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
         ["DISPLAY", "WAYLAND_DISPLAY"].contains { !(environment[$0] ?? "").isEmpty }
     }
 
-    static func findInPath(_ name: String, _ environment: [String: String]) -> String? {
+    public static func findInPath(_ name: String, _ environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
     }
@@ -27,6 +27,25 @@ public enum DesktopNotification {
     /// Starts the program and reaps it on a background thread: a slow notification daemon never
     /// holds up the signing.
     static func spawnDetached(_ program: String, _ arguments: [String]) {
+        guard let child = spawnQuietly(program, arguments) else { return }
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        }
+    }
+
+    /// Runs a desktop program found on PATH (xdg-open, …) with no output and waits for it: its
+    /// exit status, 127 when it is not there.
+    @discardableResult
+    public static func run(_ name: String, _ arguments: [String]) -> Int32 {
+        guard let program = findInPath(name), let child = spawnQuietly(program, arguments) else { return 127 }
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        return (status >> 8) & 0xff
+    }
+
+    /// posix_spawn with standard input and output on /dev/null.
+    private static func spawnQuietly(_ program: String, _ arguments: [String]) -> pid_t? {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -34,12 +53,7 @@ public enum DesktopNotification {
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        guard posix_spawn(&pid, program, &actions, nil, argv, environ) == 0 else { return }
-        let child = pid
-        Thread.detachNewThread {
-            var status: Int32 = 0
-            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-        }
+        return posix_spawn(&pid, program, &actions, nil, argv, environ) == 0 ? pid : nil
     }
 }
 

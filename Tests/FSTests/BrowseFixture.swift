@@ -38,10 +38,13 @@ final class BrowseFixture {
     func path(_ relative: String) -> String { mountpoint + "/" + relative }
 
     /// The daemon's open container files (its descriptors of files with a container's name).
+    /// The containers the daemon has open (each once: an open container holds its file twice,
+    /// to read it and for its lock).
     func openContainerFiles() -> [String] {
         guard let pid = mount.pid, let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { return [] }
-        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
+        let paths = fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }
             .filter { $0.lowercased().hasSuffix(".asice") && !$0.contains(".asicfs-") }
+        return Array(Set(paths)).sorted()
     }
 }
 

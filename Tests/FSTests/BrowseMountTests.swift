@@ -215,13 +215,24 @@ final class BrowseMountTests: XCTestCase {
         XCTAssertEqual(leftovers, [])
     }
 
+    /// Another program changes a container: it writes a new file and renames it over the old one,
+    /// as editors and sync clients do (asicfs itself waits for no mount: it is refused while one
+    /// has the container open).
+    func replaceFromOutside(_ fixture: BrowseFixture, _ relative: String, _ files: [String: String]) throws {
+        let made = fixture.mount.folder + "/outside-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+        for (name, text) in files { try writeFile(Array(text.utf8), made + "/" + name) }
+        let created = try Shell.run(MountFixture.binary, ["create", "-q", made + "/new.asice"] + files.keys.sorted().map { made + "/" + $0 })
+        XCTAssertEqual(created.status, 0, created.stderr)
+        XCTAssertEqual(rename(made + "/new.asice", fixture.real(relative)), 0)
+    }
+
     func testAChangeMadeOnDiskByAnotherProgramIsSeen() throws {
         let fixture = try BrowseFixture(self)
         try fixture.makeContainer("a.asice", ["one.txt": "1"])
         try fixture.start()
         XCTAssertEqual(try String(contentsOfFile: fixture.path("a.asice/one.txt"), encoding: .utf8), "1")
-        try writeFile(Array("outside".utf8), fixture.mount.folder + "/outside.txt")
-        XCTAssertEqual(try Shell.run(MountFixture.binary, ["add", "-q", fixture.real("a.asice"), fixture.mount.folder + "/outside.txt"]).status, 0)
+        try replaceFromOutside(fixture, "a.asice", ["one.txt": "1", "outside.txt": "outside"])
         XCTAssertTrue(eventually {
             (try? FileManager.default.contentsOfDirectory(atPath: fixture.path("a.asice")))?.contains("outside.txt") ?? false
         }, "the container is opened again after the outside change")
@@ -238,8 +249,7 @@ final class BrowseMountTests: XCTestCase {
         try writeFile([], gate)
         XCTAssertEqual(try Shell.sh("printf inside > '\(fixture.path("a.asice/inside.txt"))'").status, 0)
         XCTAssertTrue(eventually { access(gate + ".held", F_OK) == 0 }, "the save is held")
-        try writeFile(Array("outside".utf8), fixture.mount.folder + "/outside.txt")
-        XCTAssertEqual(try Shell.run(MountFixture.binary, ["add", "-q", fixture.real("a.asice"), fixture.mount.folder + "/outside.txt"]).status, 0)
+        try replaceFromOutside(fixture, "a.asice", ["one.txt": "1", "outside.txt": "outside"])
         unlink(gate)
         let umount = try Shell.run(MountFixture.binary, ["umount", fixture.mountpoint])
         XCTAssertEqual(umount.status, 1)

@@ -53,6 +53,20 @@ protocol EstEIDApplication {
 }
 
 extension EstEIDApplication {
+    /// CHANGE REFERENCE DATA with the old and the new value, `pad`-padded, in one command (the
+    /// application the secret belongs to is selected first).
+    func changeReferenceData(_ secret: CardSecret, reference: UInt8, old: SecretBytes, new: SecretBytes, pad: UInt8,
+                             channel: CardChannel) throws {
+        try selectApplication(for: secret)
+        var command = CommandAPDU(ins: 0x24, p1: 0x00, p2: reference, data: CardStatus.paddedPINs([old, new], pad: pad))
+        defer { CardStatus.wipe(&command) }
+        let response = try channel.transmit(command)
+        if response.sw == 0x6985 || response.sw == 0x6A80 {
+            throw IDCardError.other("the card refused the new \(secret.name) (it must differ from the old one)")
+        }
+        try CardStatus.checkVerification(response, secret)
+    }
+
     /// Verifies `secret`: the status word as an error.
     func verify(_ secret: CardSecret, pin: SecretBytes, channel: CardChannel) throws {
         var command = verifyCommand(secret, pin: pin)

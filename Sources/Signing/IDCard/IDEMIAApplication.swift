@@ -79,15 +79,7 @@ final class IDEMIAApplication: EstEIDApplication {
     }
 
     func change(_ secret: CardSecret, old: SecretBytes, new: SecretBytes) throws {
-        try selectApplication(for: secret)
-        var command = CommandAPDU(ins: 0x24, p1: 0x00, p2: reference(secret),
-                                  data: CardStatus.paddedPINs([old, new], pad: 0xFF))
-        defer { CardStatus.wipe(&command) }
-        let response = try channel.transmit(command)
-        if response.sw == 0x6985 || response.sw == 0x6A80 {
-            throw IDCardError.other("the card refused the new \(secret.name) (it must differ from the old one)")
-        }
-        try CardStatus.checkVerification(response, secret)
+        try changeReferenceData(secret, reference: reference(secret), old: old, new: new, pad: 0xFF, channel: channel)
     }
 
     func unblock(_ secret: CardSecret, puk: SecretBytes, new: SecretBytes) throws {

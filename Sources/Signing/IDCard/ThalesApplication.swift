@@ -82,15 +82,7 @@ final class ThalesApplication: EstEIDApplication {
 
     func change(_ secret: CardSecret, old: SecretBytes, new: SecretBytes) throws {
         guard secret != .puk else { throw IDCardError.unsupported("the PUK of a Thales ID-card cannot be changed") }
-        try select()
-        var command = CommandAPDU(ins: 0x24, p1: 0x00, p2: reference(secret),
-                                  data: CardStatus.paddedPINs([old, new], pad: 0x00))
-        defer { CardStatus.wipe(&command) }
-        let response = try channel.transmit(command)
-        if response.sw == 0x6985 || response.sw == 0x6A80 {
-            throw IDCardError.other("the card refused the new \(secret.name) (it must differ from the old one)")
-        }
-        try CardStatus.checkVerification(response, secret)
+        try changeReferenceData(secret, reference: reference(secret), old: old, new: new, pad: 0x00, channel: channel)
     }
 
     func unblock(_ secret: CardSecret, puk: SecretBytes, new: SecretBytes) throws {
