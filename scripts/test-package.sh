@@ -24,7 +24,22 @@ check /usr/bin/asicfs umount "$work/mnt"
 check test -f /usr/share/mime/packages/asicfs.xml
 check test -f /usr/lib/systemd/user/asicfs@.service
 check grep -q "ExecStart=/usr/bin/asicfs open" /usr/lib/systemd/user/asicfs@.service
+# The systemd user unit's commands, as systemd would run them for this container (%f).
+unit=/usr/lib/systemd/user/asicfs@.service
+start=$(sed -n 's/^ExecStart=//p' "$unit" | sed "s#%f#$work/c.asice#")
+stop=$(sed -n 's/^ExecStop=//p' "$unit" | sed "s#%f#$work/c.asice#")
+XDG_RUNTIME_DIR="$work/run" $start > "$work/unit.out" 2>&1 &
+unit_pid=$!
+for _ in $(seq 100); do grep -q "$work/run/asicfs/c.asice" /proc/mounts && break; sleep 0.05; done
+check grep -qx installed "$work/run/asicfs/c.asice/a.txt"
+check env XDG_RUNTIME_DIR="$work/run" $stop
+wait "$unit_pid"; check test $? -eq 0
 check dpkg -r asicfs
 check test ! -e /usr/bin/asicfs
+# make uninstall takes away what make install put (into a staging folder here).
+make --no-print-directory install DESTDIR="$work/stage" PREFIX=/usr STATIC_BUILD="${STATIC_BUILD:-.build/static}" > /dev/null
+check test -x "$work/stage/usr/bin/asicfs"
+make --no-print-directory uninstall DESTDIR="$work/stage" PREFIX=/usr > /dev/null
+check test -z "$(find "$work/stage" -type f)"
 echo "package: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
