@@ -137,7 +137,12 @@ public enum Main {
 
         """
         for command in commands {
-            text += "  " + command.synopsis.padding(toLength: 46, withPad: " ", startingAt: 0) + " " + command.summary + "\n"
+            // A long synopsis gets its own line rather than being cut.
+            if command.synopsis.count > 46 {
+                text += "  " + command.synopsis + "\n" + String(repeating: " ", count: 49) + command.summary + "\n"
+            } else {
+                text += "  " + command.synopsis.padding(toLength: 46, withPad: " ", startingAt: 0) + " " + command.summary + "\n"
+            }
         }
         text += """
 
