@@ -15,7 +15,7 @@ packages=(
   # the ID-card: pcscd with vsmartcard's virtual reader driver, the card emulator's Python
   # (Debian's python3 with cryptography), a C compiler for the test PIN-pad reader driver,
   # OpenSC and pcsc-tools as independent PC/SC clients
-  pcscd vsmartcard-vpcd pcsc-tools opensc python3-cryptography gcc libc6-dev procps
+  pcscd vsmartcard-vpcd pcsc-tools opensc python3-cryptography gcc libc6-dev procps iproute2
   # PKCS#11: p11-kit (build: libp11-kit-dev; it finds registered modules), SoftHSM tokens for the
   # tests and the demo, OpenSC's module and pkcs11-tool
   softhsm2 p11-kit libp11-kit-dev opensc
