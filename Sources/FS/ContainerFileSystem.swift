@@ -63,8 +63,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// An open file: its bytes come from the snapshot, a spool, or the control folder.
     final class Handle {
         enum Source {
-            /// A data file of the snapshot, with the name it was opened by.
-            case stored(EntryContent, name: String)
+            /// A data file of the snapshot (read through this open file's own reader), with the
+            /// name it was opened by.
+            case stored(EntryReader, name: String)
             case spooled(Spool)
             case control(ControlFile, [UInt8])
             /// `sign/<method>` opened for writing: every write is a request.
@@ -316,8 +317,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// fstat, and libfuse's getattr with no path).
     public func attributes(handle id: UInt64) throws -> NodeAttributes {
         switch try handle(id).source {
-        case .stored(let content, _):
-            return NodeAttributes(kind: .file, size: content.size, permissions: 0o444, modified: mountedAt)
+        case .stored(let reader, _):
+            return NodeAttributes(kind: .file, size: reader.size, permissions: 0o444, modified: mountedAt)
         case .spooled(let spool):
             return lock.withLock { NodeAttributes(kind: .file, size: spool.size, permissions: 0o644, modified: spool.modified) }
         case .control(_, let bytes):
@@ -397,8 +398,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
             if !wantsWrite {
                 switch entry {
                 case .stored(let file, _):
-                    let content = try snapshot.content(of: file.name)
-                    return register(Handle(source: .stored(content, name: name), writable: false), keepCache: true, directIO: false)
+                    let reader = try snapshot.content(of: file.name).makeReader()
+                    return register(Handle(source: .stored(reader, name: name), writable: false), keepCache: true, directIO: false)
                 case .spooled(let spool):
                     spool.opened += 1
                     return register(Handle(source: .spooled(spool), writable: false), keepCache: false, directIO: false)
@@ -514,9 +515,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
     public func read(_ id: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
                      stop: () -> Int32? = { nil }) throws -> Int {
         switch try handle(id).source {
-        case .stored(let content, let name):
+        case .stored(let reader, let name):
             do {
-                return try content.read(into: buffer, at: offset)
+                return try reader.read(into: buffer, at: offset)
             } catch let error as ContainerError {
                 // Damaged data: what the kernel cached of it earlier must not be served either.
                 // (Not from this thread: the kernel holds the page this read fills, and
@@ -616,6 +617,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
     public func release(_ id: UInt64) {
         let wrote = lock.withLock { () -> Bool in
             guard let handle = handleLock.withLock({ handles.removeValue(forKey: id) }) else { return false }
+            if case .stored(let reader, _) = handle.source { reader.close() }
             guard case .spooled(let spool) = handle.source else { return false }
             spool.opened -= 1
             if handle.writable { spool.writers -= 1 }
