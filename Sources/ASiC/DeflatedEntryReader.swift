@@ -73,7 +73,8 @@ final class DeflatedEntryReader: EntryReader, @unchecked Sendable {
 
     /// Whether a request at `offset` continues this reader's stream (the caller holds `lock`).
     private func isSequential(_ offset: Int64) -> Bool {
-        guard let first = window.first else { return pipeline == nil ? offset == 0 : false }
+        // A fresh reader starts at the beginning: the kernel's first requests are near it.
+        guard let first = window.first else { return pipeline == nil && offset < Int64(Self.chunkSize) * 2 }
         return offset >= first.offset && offset <= windowEnd + Self.sequentialReach
     }
 

@@ -61,7 +61,9 @@ final class Deflater {
 /// zlib -6 3.215:1 at 25 MB/s, zlib -1 2.887:1 at 66 MB/s; ISA-L level 3 3.136:1 (2.5 % larger
 /// than zlib -6) at 128 MB/s, level 2 3.125:1 (2.8 %) at 184 MB/s, level 1 2.928:1 at 275 MB/s.
 /// So zlib 1 maps to ISA-L 1 (as small as zlib -1 and four times faster) and every other level
-/// to ISA-L 3, the one within 3 % of zlib -6.
+/// to ISA-L 3, the one within 3 % of zlib -6 there. On other data the gap is wider: ISA-L 3 came
+/// out 12 % larger than zlib -6 on Swift source, 9 % on Debian's documentation text and on ELF
+/// binaries (still smaller than zlib -1 on all but the binaries), at 6 to 10 times the speed.
 struct DeflateLevel: Equatable {
     let zlib: Int32
 
