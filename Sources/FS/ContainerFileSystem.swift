@@ -777,6 +777,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// Files still open for writing keep their old (or no) content in this commit.
     public func commit() throws {
         commitLock.lock(); defer { commitLock.unlock() }
+        // Nothing to save (an unmount of a mount nobody changed): no plan over every file.
+        guard lock.withLock({ pendingChanges }) else { return }
         // What this save writes: the layout, and for each part of it where its bytes came from
         // (a snapshot entry by its name there, or a spool at a generation), so that afterwards
         // the view can point at the saved entries even if names changed meanwhile.
