@@ -36,6 +36,33 @@ final class Deflater {
         return (Int(consumed), Int(produced), ended != 0)
     }
 
+    /// Deflates one piece of a larger stream into `output` and returns the bytes written: a
+    /// fresh compressor primed with `dictionary` (the 32 KiB that precede the piece), ending
+    /// with a sync flush unless the piece is the `last`, so pieces deflated apart (on several
+    /// threads, as pigz does) concatenate into one valid stream.
+    func deflatePiece(_ input: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer?, last: Bool,
+                      into output: UnsafeMutableRawBufferPointer) throws -> Int {
+        reset()
+        if let dictionary, let base = dictionary.baseAddress, dictionary.count > 0 {
+            let rc = cisal_deflater_set_dictionary(stream, base.assumingMemoryBound(to: UInt8.self), UInt32(dictionary.count))
+            guard rc == COMP_OK else { throw ContainerError.unsupported("ISA-L refused a dictionary (error \(rc))") }
+        }
+        cisal_deflater_set_sync_flush(stream, last ? 0 : 1)
+        defer { cisal_deflater_set_sync_flush(stream, 0) }
+        var taken = 0, written = 0
+        while true {
+            guard written < output.count else {
+                throw ContainerError.unsupported("ISA-L's output did not fit its buffer")
+            }
+            let room = output.count - written
+            let step = try deflate(UnsafeRawBufferPointer(rebasing: input[taken...]), last: last,
+                                   into: UnsafeMutableRawBufferPointer(rebasing: output[written...]))
+            taken += step.consumed
+            written += step.produced
+            if last ? step.ended : (taken == input.count && step.produced < room) { return written }
+        }
+    }
+
     /// `input` deflated as one stream (for small entries, samples and saved decoder states).
     func compress(_ input: UnsafeRawBufferPointer) throws -> [UInt8] {
         reset()
@@ -71,6 +98,9 @@ struct DeflateLevel: Equatable {
 
     static let standard = DeflateLevel(zlib: 6)
     static let fastest = DeflateLevel(zlib: 1)
+    /// ISA-L's level 0 (static Huffman codes, no per-block trees): for the seek index's saved
+    /// decoder states, 54 KiB -> 16.6 KiB in 131 µs where level 1 takes 473 µs for 14.8 KiB.
+    static let quick = DeflateLevel(zlib: 0)
 
-    var isal: UInt32 { zlib <= 1 ? 1 : cisal_max_level() }
+    var isal: UInt32 { zlib <= 0 ? 0 : zlib == 1 ? 1 : cisal_max_level() }
 }

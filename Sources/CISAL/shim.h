@@ -150,6 +150,17 @@ static inline void cisal_deflater_free(void *p) {
 // Starts a new stream with the same level and buffers.
 static inline void cisal_deflater_reset(void *p) { isal_deflate_reset(&((struct cisal_deflater *)p)->stream); }
 
+// A preset dictionary (the 32 KiB before this piece) for the next stream, after a reset.
+static inline int cisal_deflater_set_dictionary(void *p, const uint8_t *dictionary, uint32_t count) {
+    return isal_deflate_set_dict(&((struct cisal_deflater *)p)->stream, (uint8_t *)dictionary, count);
+}
+
+// Whether the stream ends its input with a sync flush (an empty stored block, byte-aligned):
+// how a piece of a larger stream ends, so the next piece can follow it directly.
+static inline void cisal_deflater_set_sync_flush(void *p, int sync) {
+    ((struct cisal_deflater *)p)->stream.flush = sync ? SYNC_FLUSH : NO_FLUSH;
+}
+
 // One isal_deflate call: takes from input[0..<count] (`last`: no more input follows) into
 // output[0..<room]. *consumed, *produced: what it took and wrote; *ended: the stream is complete.
 static inline int cisal_deflater_run(void *p, const uint8_t *input, uint32_t count, int last,
