@@ -3,25 +3,31 @@
 # SHA-256, as a signing computes it) against `openssl dgst -sha256` of the same bytes as a plain
 # file, medians of N runs each, warm page cache. Not run by CI.
 #
-#   Benchmarks/digest-bench.sh [--data DIR] [--runs N]
+#   Benchmarks/digest-bench.sh [--data DIR] [--runs N] [--bench PATH]
+#
+#   --bench PATH   an asicfs-bench binary (default: a release build in .build/release-bench)
 #
 # Uses fsbench's big-deflated.asice and plain/big-text.txt (see fsbench-peers.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DATA=/var/tmp/asicfs-fsbench/data
 RUNS=3
+BENCH=
 while (($#)); do
   case "$1" in
     --data) DATA=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --bench) BENCH=$(realpath "$2"); shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
 export PATH="/opt/swift/usr/bin:$PATH"
-SCRATCH="$ROOT/.build/release-bench"
-swift build -c release --product asicfs-bench --scratch-path "$SCRATCH" >/dev/null
-BENCH="$SCRATCH/release/asicfs-bench"
+if [ -z "$BENCH" ]; then
+  SCRATCH="$ROOT/.build/release-bench"
+  swift build -c release --product asicfs-bench --scratch-path "$SCRATCH" >/dev/null
+  BENCH="$SCRATCH/release/asicfs-bench"
+fi
 CONTAINER="$DATA/big-deflated.asice"
 PLAIN="$DATA/plain/big-text.txt"
 cat "$CONTAINER" "$PLAIN" > /dev/null

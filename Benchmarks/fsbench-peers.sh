@@ -9,6 +9,7 @@
 #                  once, ~3.7 GB)
 #   --reps N       repetitions of every measurement (default 3; the tables give medians)
 #   --only NAMES   comma-separated subset of: plain,infozip,pyzipfile,fuse-zip,ratarmount,asicfs
+#   --cli PATH     an asicfs binary to measure (default: a release build in .build/release-bench)
 #
 # Output: Benchmarks/out/fsbench-STAMP/ with one JSON per system, table.md (fsbench's report)
 # and goals.md (the goals of issue 18, from Benchmarks/fsbench-goals.py, with the machine load).
@@ -20,13 +21,15 @@ DATA=/var/tmp/asicfs-fsbench/data
 REPS=3
 ONLY=plain,infozip,pyzipfile,fuse-zip,ratarmount,asicfs
 WORKLOADS=W1,W2,W3,W4,W5,W6
+CLI=
 while (($#)); do
   case "$1" in
     --data) DATA=$2; shift 2 ;;
     --reps) REPS=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
     --workloads) WORKLOADS=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --cli) CLI=$(realpath "$2"); shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -34,10 +37,12 @@ done
 
 RATARMOUNT=$("$ROOT/Benchmarks/install-peers.sh")
 export PATH="/opt/swift/usr/bin:$PATH"
-SCRATCH="$ROOT/.build/release-bench"
-echo "== building asicfs (release, $SCRATCH)" >&2
-swift build -c release --product asicfs --scratch-path "$SCRATCH" >/dev/null
-CLI="$SCRATCH/release/asicfs"
+if [ -z "$CLI" ]; then
+  SCRATCH="$ROOT/.build/release-bench"
+  echo "== building asicfs (release, $SCRATCH)" >&2
+  swift build -c release --product asicfs --scratch-path "$SCRATCH" >/dev/null
+  CLI="$SCRATCH/release/asicfs"
+fi
 
 python3 "$FSBENCH" gen --data-dir "$DATA" >&2
 OUT="$ROOT/Benchmarks/out/fsbench-$(date +%Y%m%d-%H%M%S)"
