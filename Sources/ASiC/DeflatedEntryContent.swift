@@ -9,8 +9,8 @@ import Foundation
 /// only at block boundaries. A read at offset X then starts from the checkpoint at or before X,
 /// so it inflates at most one checkpoint spacing of data. Saved states are kept deflated (about
 /// 17 KiB each on text, at ISA-L's quickest level) and the spacing grows with the entry so the
-/// index stays small (about 2,048 checkpoints, and never more than `windowBudget` bytes: past
-/// that every other checkpoint is dropped). A few idle decoders ("cursors") are kept so reads that continue where
+/// index stays small (at most about 1,024 checkpoints, 1 MiB apart in a 1 GiB entry, and never
+/// more than `windowBudget` bytes: past that every other checkpoint is dropped). A few idle decoders ("cursors") are kept so reads that continue where
 /// an earlier one stopped just go on; a cursor is used by one read at a time, outside the lock,
 /// so reads of different parts run in parallel.
 ///
@@ -52,6 +52,14 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
             self.inputNext = inputNext
         }
 
+        /// Moves an unused cursor to a saved state (reusing its memory).
+        func resume(from saved: UnsafeRawBufferPointer, output: Int64, inputNext: Int64) throws {
+            try inflater.resume(from: saved)
+            self.output = output
+            self.inputNext = inputNext
+            finished = false
+        }
+
         deinit {
             inputBuffer.deallocate()
             discard?.deallocate()
@@ -63,11 +71,15 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     private var checkpoints: [Checkpoint]
     private var indexedThrough: Int64 = 0
     private var idle: [Cursor] = []
+    /// A cursor dropped from `idle`, kept to be moved to the next checkpoint a read needs (random
+    /// reads would otherwise allocate some 200 KiB of decoder and buffers each).
+    private var spare: Cursor?
     private var useCounter: UInt64 = 0
     private var spacing: Int64
     private var stateBytes = 0
-    /// Memory the checkpoints' saved states may take.
-    static let windowBudget = 24 << 20
+    /// Memory the checkpoints' saved states may take (a daemon reading a 1 GiB entry stays
+    /// under 40 MiB).
+    static let windowBudget = 20 << 20
     private static let maxIdleCursors = 4
     /// Made when the first checkpoint is saved or restored (most entries never need them).
     private var stateCompressor: Deflater?
@@ -78,7 +90,7 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     init(file: PosixFile, location: EntryLocation) {
         self.file = file
         self.location = location
-        spacing = max(512 << 10, location.uncompressedSize / 2048)
+        spacing = max(512 << 10, location.uncompressedSize / 1024)
         checkpoints = [Checkpoint(output: 0, input: 0, state: [])]
         integrity = EntryIntegrity(location)
     }
@@ -88,7 +100,7 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     /// Bytes of memory the index holds now (for benchmarks and diagnostics).
     var indexMemory: Int {
         lock.lock(); defer { lock.unlock() }
-        return checkpoints.reduce(0) { $0 + $1.state.count + 32 }
+        return checkpoints.reduce(0) { $0 + $1.state.capacity + 32 }
     }
 
     /// Checkpoints recorded so far (for tests).
@@ -141,7 +153,7 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
             cursor.lastUse = useCounter
             if idle.count >= Self.maxIdleCursors,
                let oldest = idle.indices.min(by: { idle[$0].lastUse < idle[$1].lastUse }) {
-                idle.remove(at: oldest)
+                spare = idle.remove(at: oldest)
             }
             idle.append(cursor)
         }
@@ -157,13 +169,22 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         if restoreBuffer == nil {
             restoreBuffer = .allocate(byteCount: Inflater.maximumSavedSize, alignment: 16)
         }
-        let inflater = try checkpoint.state.withUnsafeBytes { packed -> Inflater in
+        return try checkpoint.state.withUnsafeBytes { packed -> Cursor in
             guard let n = stateDecoder!.inflateWhole(packed, into: restoreBuffer!) else {
                 throw ContainerError.dataMismatch(location.name, reason: "the seek index is damaged")
             }
-            return try Inflater(resuming: UnsafeRawBufferPointer(rebasing: restoreBuffer![0..<n]))
+            let saved = UnsafeRawBufferPointer(rebasing: restoreBuffer![0..<n])
+            do {
+                if let reused = spare {
+                    spare = nil
+                    try reused.resume(from: saved, output: checkpoint.output, inputNext: checkpoint.input)
+                    return reused
+                }
+                return Cursor(inflater: try Inflater(resuming: saved), output: checkpoint.output, inputNext: checkpoint.input)
+            } catch is InflateError {
+                throw ContainerError.dataMismatch(location.name, reason: "the seek index is damaged")
+            }
         }
-        return Cursor(inflater: inflater, output: checkpoint.output, inputNext: checkpoint.input)
     }
 
     private func indexOfCheckpoint(atOrBefore offset: Int64) -> Int {

@@ -78,8 +78,9 @@ final class Deflater {
             written += step.produced
             if step.ended { break }
         }
-        out.removeSubrange(written...)
-        return out
+        // A fresh array: removeSubrange would keep the full capacity alive (the seek index
+        // keeps thousands of these).
+        return Array(out[0..<written])
     }
 }
 

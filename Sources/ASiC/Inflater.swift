@@ -44,6 +44,14 @@ final class Inflater {
 
     deinit { cisal_inflater_free(state) }
 
+    /// Continues from a saved state instead (this decoder's own state is dropped).
+    func resume(from saved: UnsafeRawBufferPointer) throws {
+        guard let base = saved.baseAddress,
+              cisal_inflater_restore(state, base.assumingMemoryBound(to: UInt8.self), saved.count) == 0 else {
+            throw InflateError(reason: "the seek index is damaged")
+        }
+    }
+
     /// The next input: the bytes must stay valid and unchanged until they are consumed
     /// (`inputLeft == 0`) or replaced by another call.
     func setInput(_ input: UnsafeRawBufferPointer) {
