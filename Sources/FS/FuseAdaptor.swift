@@ -9,7 +9,8 @@
 //   second, not longer, because a commit or a signing changes what a name shows (times rounded
 //   to the container's precision, modes 0444 once signed) without the kernel sending anything.
 // - Names that do not exist are cached for one second too (negative_timeout): `cp` of a new file
-//   looks its name up three times before creating it, and the cache answers the last two.
+//   looked its name up three times before creating it; the cache answers one of them (the open
+//   with O_EXCL always asks again), so a file copied in costs 7 requests instead of 8.
 //   Names appear through this mount (create, mkdir, rename), which replaces the kernel's
 //   negative entry at once; the only names that appear without the kernel seeing them are the
 //   `.asicfs/signatures/<n>-<signer>` folders of a new signature, and a listing (readdir, which
