@@ -13,6 +13,8 @@ let package = Package(
     targets: [
         // Thin C modules: a module map plus one shim header each.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // ISA-L igzip: inflate, deflate and CRC-32 (zlib stays for crc32_combine, which ISA-L lacks).
+        .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -24,7 +26,7 @@ let package = Package(
         // libxml2 with every entity, DTD and network feature off: the only way XML is read.
         .target(name: "SafeXML", dependencies: ["CLibXML2"]),
         // The container core: ZIP, manifest, data files, atomic saves (and the SHA-256 of what it writes).
-        .target(name: "ASiC", dependencies: ["CZlib", "SafeXML", "CLinux", "Crypto"]),
+        .target(name: "ASiC", dependencies: ["CZlib", "CISAL", "SafeXML", "CLinux", "Crypto"]),
         // Settings shared by the command line and the filesystem: config file and -o overrides.
         .target(name: "Configuration"),
         // OpenSSL behind Swift types: certificates, digests, keys, PKCS#12, OCSP, RFC 3161 time-stamps.

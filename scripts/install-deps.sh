@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # build: the C libraries behind the shim modules
   pkg-config libfuse3-dev fuse3 libssl-dev libxml2-dev libcurl4-openssl-dev zlib1g-dev libpcsclite-dev
+  # ISA-L (igzip inflate/deflate, CRC-32)
+  libisal-dev libisal2
   # tests and demo: peer ZIP tools, mount helpers, Python's zipfile
   unzip zip python3 util-linux mount time rsync vim fuse3 e2fsprogs xfsprogs openssl curl
   # signing tests: the test PKI's services (openssl), pyasice as a peer validator (venv + pip),

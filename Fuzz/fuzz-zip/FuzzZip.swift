@@ -119,6 +119,29 @@ enum FuzzZip {
             }
             check(whole == streamOK, "\(file.name): the stream \(streamOK ? "succeeded" : "failed") but reading all of it in pieces \(whole ? "succeeded" : "failed")")
         }
+        // 4. An open file's reader (its own decoder and window) on a fresh snapshot, fed the
+        //    pieces in the order the kernel's readahead may send them (pairs swapped): the same
+        //    verdict and the same bytes as the stream.
+        if let fresh = try? Container.open(container.path) {
+            for file in fresh.dataFiles where file.size <= compareLimit {
+                guard let streamOK = streamResults[file.name], let content = try? fresh.content(of: file.name) else { continue }
+                let reader = content.makeReader()
+                defer { reader.close() }
+                var starts = Array(stride(from: Int64(0), to: max(content.size, 1), by: 4096))
+                for index in stride(from: 0, to: starts.count - 1, by: 2) { starts.swapAt(index, index + 1) }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                var whole = true
+                for start in starts {
+                    do {
+                        _ = try buffer.withUnsafeMutableBytes { try reader.read(into: $0, at: start) }
+                    } catch {
+                        whole = false
+                        break
+                    }
+                }
+                check(whole == streamOK, "\(file.name): the stream \(streamOK ? "succeeded" : "failed") but its reader \(whole ? "succeeded" : "failed")")
+            }
+        }
         for signature in container.signatureFiles {
             if let bytes = try? container.signatureBytes(signature) {
                 check(Int64(bytes.count) == signature.size, "signature \(signature.name): \(bytes.count) bytes, declared \(signature.size)")

@@ -1,9 +1,7 @@
-import CZlib
-
 /// Which bytes of an entry random reads have delivered so far, with the CRC-32 of each covered
 /// range, so that reads in any order (the kernel's readahead sends them out of order) add up to
 /// one check of the whole entry against the CRC the archive declares. Adjacent ranges are joined
-/// with zlib's crc32_combine, so reading front to back keeps a single range.
+/// with `CRC32.combine` (zlib's crc32_combine), so reading front to back keeps a single range.
 struct CRCCoverage {
     private struct Range {
         var start: Int64
@@ -88,7 +86,7 @@ struct CRCCoverage {
 
     /// The CRC-32 of the bytes of `first` followed by those of `second`.
     private static func combine(_ first: UInt32, _ second: Range) -> UInt32 {
-        UInt32(truncatingIfNeeded: crc32_combine(uLong(first), uLong(second.crc), Int(second.end - second.start)))
+        CRC32.combine(first, second.crc, secondLength: second.end - second.start)
     }
 
     /// What is not covered yet, in order.

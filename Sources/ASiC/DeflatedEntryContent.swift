@@ -1,16 +1,23 @@
-import CZlib
 import Foundation
 
 /// Random access into a deflated entry without restarting from the beginning.
 ///
 /// Deflate streams cannot be entered in the middle, so as the entry is decoded the first time
-/// we record checkpoints at deflate block boundaries (the zlib "zran" technique): the input
-/// position, the bit offset inside that byte, and the last 32 KiB of output that later
-/// back-references may use. A read at offset X then starts from the checkpoint at or before X,
-/// so it inflates at most one checkpoint spacing of data. Windows are kept zlib-compressed and
-/// the spacing grows with the entry so the index stays small (about 2,048 checkpoints, and never
-/// more than `windowBudget` bytes of windows: past that every other checkpoint is dropped).
-/// A few live decoders ("cursors") are kept so sequential reads just continue.
+/// we record checkpoints (the zlib "zran" technique): a checkpoint is the decoder's whole saved
+/// state (`Inflater.savedState`: ISA-L's bit buffer, block state, Huffman tables and its last
+/// 32 KiB of output) and the input position it had reached, so it can be taken anywhere, not
+/// only at block boundaries. A read at offset X then starts from the checkpoint at or before X,
+/// so it inflates at most one checkpoint spacing of data. Saved states are kept deflated (about
+/// 17 KiB each on text, at ISA-L's quickest level) and the spacing grows with the entry so the
+/// index stays small (at most about 1,024 checkpoints, 1 MiB apart in a 1 GiB entry, and never
+/// more than `windowBudget` bytes: past that every other checkpoint is dropped). A few idle decoders ("cursors") are kept so reads that continue where
+/// an earlier one stopped just go on; a cursor is used by one read at a time, outside the lock,
+/// so reads of different parts run in parallel.
+///
+/// An open file reads through its own `DeflatedEntryReader` (`makeReader`), which keeps its own
+/// decoder at the furthest offset read, with the last few hundred KiB of output, and for large
+/// entries inflates ahead on a helper thread: sequential readers never restart a decoder, even
+/// when the kernel's readahead requests arrive out of order.
 ///
 /// Every byte a cursor produces goes into the entry's one CRC-32 check (`EntryIntegrity`): the
 /// output is produced front to back across cursors (a new cursor starts at a checkpoint, inside
@@ -24,107 +31,160 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     private struct Checkpoint {
         let output: Int64
         let input: Int64
-        let bits: Int32
-        let window: [UInt8] // zlib-compressed
+        /// The decoder's saved state, deflated (empty: the start of the stream).
+        let state: [UInt8]
     }
 
-    private final class Cursor {
+    /// One decoder and where it is. Used by one thread at a time (whoever took it).
+    final class Cursor {
         let inflater: Inflater
         var output: Int64
         var inputNext: Int64          // offset (in the compressed data) of the next byte to load
         var finished = false
         var lastUse: UInt64 = 0
         let inputBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        /// Where skipped output goes (made when first needed).
+        var discard: UnsafeMutableRawBufferPointer?
 
-        init(output: Int64, inputNext: Int64) throws {
-            inflater = try Inflater()
+        init(inflater: Inflater, output: Int64, inputNext: Int64) {
+            self.inflater = inflater
             self.output = output
             self.inputNext = inputNext
         }
 
-        deinit { inputBuffer.deallocate() }
+        /// Moves an unused cursor to a saved state (reusing its memory).
+        func resume(from saved: UnsafeRawBufferPointer, output: Int64, inputNext: Int64) throws {
+            try inflater.resume(from: saved)
+            self.output = output
+            self.inputNext = inputNext
+            finished = false
+        }
+
+        deinit {
+            inputBuffer.deallocate()
+            discard?.deallocate()
+        }
     }
 
     private let lock = NSLock()
-    private let integrity: EntryIntegrity
+    let integrity: EntryIntegrity
     private var checkpoints: [Checkpoint]
     private var indexedThrough: Int64 = 0
-    private var cursors: [Cursor] = []
+    private var idle: [Cursor] = []
+    /// A cursor dropped from `idle`, kept to be moved to the next checkpoint a read needs (random
+    /// reads would otherwise allocate some 200 KiB of decoder and buffers each).
+    private var spare: Cursor?
     private var useCounter: UInt64 = 0
     private var spacing: Int64
-    private var windowBytes = 0
-    /// Memory the checkpoint windows may take (they compress about 3:1 on typical documents).
-    static let windowBudget = 24 << 20
-    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
-    private let windowBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 32 << 10, alignment: 16)
-    private static let maxCursors = 4
+    private var stateBytes = 0
+    /// Memory the checkpoints' saved states may take (a daemon reading a 1 GiB entry stays
+    /// under 40 MiB).
+    static let windowBudget = 20 << 20
+    private static let maxIdleCursors = 4
+    /// Made when the first checkpoint is saved or restored (most entries never need them).
+    private var stateCompressor: Deflater?
+    private var stateDecoder: Inflater?
+    private var savedState: [UInt8] = []
+    private var restoreBuffer: UnsafeMutableRawBufferPointer?
 
     init(file: PosixFile, location: EntryLocation) {
         self.file = file
         self.location = location
-        spacing = max(512 << 10, location.uncompressedSize / 2048)
-        checkpoints = [Checkpoint(output: 0, input: 0, bits: 0, window: [])]
+        spacing = max(512 << 10, location.uncompressedSize / 1024)
+        checkpoints = [Checkpoint(output: 0, input: 0, state: [])]
         integrity = EntryIntegrity(location)
     }
 
-    deinit {
-        scratch.deallocate()
-        windowBuffer.deallocate()
-    }
+    deinit { restoreBuffer?.deallocate() }
 
     /// Bytes of memory the index holds now (for benchmarks and diagnostics).
     var indexMemory: Int {
         lock.lock(); defer { lock.unlock() }
-        return checkpoints.reduce(0) { $0 + $1.window.count + 32 }
+        return checkpoints.reduce(0) { $0 + $1.state.capacity + 32 }
     }
+
+    /// Checkpoints recorded so far (for tests).
+    var checkpointCount: Int { lock.withLock { checkpoints.count } }
+
+    /// Cursors restarted from a checkpoint other than the start so far (for tests and benchmarks).
+    private(set) var restarts = 0
+
+    func makeReader() -> EntryReader { DeflatedEntryReader(content: self) }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         guard offset >= 0 else { return 0 }
         let count = Int(max(0, min(Int64(buffer.count), size - offset)))
         // An empty entry is read at once: its stream must end at once and its CRC match.
         if count == 0 && (size > 0 || offset != 0) { return 0 }
-        lock.lock(); defer { lock.unlock() }
         try integrity.checkUsable()
-        let cursor = try cursorFor(offset)
+        let cursor = try takeCursor(for: offset)
         do {
-            if cursor.output < offset { try decode(cursor, count: Int(offset - cursor.output), into: nil) }
+            try skip(cursor, to: offset)
             try decode(cursor, count: count, into: count > 0 ? buffer.baseAddress : nil)
         } catch {
-            cursors.removeAll { $0 === cursor }
             throw integrity.fail(error)
         }
+        giveBack(cursor)
         return count
     }
 
-    /// The live cursor or checkpoint closest before `offset`.
-    private func cursorFor(_ offset: Int64) throws -> Cursor {
-        useCounter += 1
-        let checkpoint = checkpoints[indexOfCheckpoint(atOrBefore: offset)]
-        if let best = cursors.filter({ $0.output <= offset && !$0.finished }).max(by: { $0.output < $1.output }),
-           best.output >= checkpoint.output {
-            best.lastUse = useCounter
-            return best
+    /// Decodes (and discards) output until the cursor is at `offset`.
+    func skip(_ cursor: Cursor, to offset: Int64) throws {
+        if cursor.output < offset { try decode(cursor, count: Int(offset - cursor.output), into: nil) }
+    }
+
+    /// A decoder at or before `offset`, for the caller alone: the idle cursor closest before it,
+    /// or a new one from the checkpoint closest before it.
+    func takeCursor(for offset: Int64) throws -> Cursor {
+        try lock.withLock {
+            useCounter += 1
+            let checkpoint = checkpoints[indexOfCheckpoint(atOrBefore: offset)]
+            if let best = idle.indices.filter({ idle[$0].output <= offset && !idle[$0].finished })
+                .max(by: { idle[$0].output < idle[$1].output }), idle[best].output >= checkpoint.output {
+                return idle.remove(at: best)
+            }
+            return try restore(checkpoint)
         }
-        let cursor = try Cursor(output: checkpoint.output, inputNext: checkpoint.input)
-        let stream = cursor.inflater.stream
-        if checkpoint.bits > 0 {
-            let byte = try file.read(count: 1, at: location.dataOffset + checkpoint.input - 1)
-            guard byte.count == 1 else { throw ContainerError.corruptZip("'\(location.name)' is truncated") }
-            inflatePrime(stream, checkpoint.bits, Int32(byte[0]) >> (8 - checkpoint.bits))
+    }
+
+    /// Returns a cursor to the idle set (the caller took it and it is still good).
+    func giveBack(_ cursor: Cursor) {
+        lock.withLock {
+            cursor.lastUse = useCounter
+            if idle.count >= Self.maxIdleCursors,
+               let oldest = idle.indices.min(by: { idle[$0].lastUse < idle[$1].lastUse }) {
+                spare = idle.remove(at: oldest)
+            }
+            idle.append(cursor)
         }
-        if !checkpoint.window.isEmpty {
-            guard let n = zlibDecompress(checkpoint.window, into: windowBuffer) else {
+    }
+
+    /// A new cursor at a checkpoint (the caller holds `lock`).
+    private func restore(_ checkpoint: Checkpoint) throws -> Cursor {
+        guard !checkpoint.state.isEmpty else {
+            return Cursor(inflater: try Inflater(), output: checkpoint.output, inputNext: checkpoint.input)
+        }
+        restarts += 1
+        if stateDecoder == nil { stateDecoder = try Inflater() }
+        if restoreBuffer == nil {
+            restoreBuffer = .allocate(byteCount: Inflater.maximumSavedSize, alignment: 16)
+        }
+        return try checkpoint.state.withUnsafeBytes { packed -> Cursor in
+            guard let n = stateDecoder!.inflateWhole(packed, into: restoreBuffer!) else {
                 throw ContainerError.dataMismatch(location.name, reason: "the seek index is damaged")
             }
-            inflateSetDictionary(stream, windowBuffer.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(n))
+            let saved = UnsafeRawBufferPointer(rebasing: restoreBuffer![0..<n])
+            do {
+                if let reused = spare {
+                    spare = nil
+                    try reused.resume(from: saved, output: checkpoint.output, inputNext: checkpoint.input)
+                    return reused
+                }
+                return Cursor(inflater: try Inflater(resuming: saved), output: checkpoint.output, inputNext: checkpoint.input)
+            } catch is InflateError {
+                throw ContainerError.dataMismatch(location.name, reason: "the seek index is damaged")
+            }
         }
-        cursor.lastUse = useCounter
-        if cursors.count >= Self.maxCursors,
-           let oldest = cursors.indices.min(by: { cursors[$0].lastUse < cursors[$1].lastUse }) {
-            cursors.remove(at: oldest)
-        }
-        cursors.append(cursor)
-        return cursor
     }
 
     private func indexOfCheckpoint(atOrBefore offset: Int64) -> Int {
@@ -137,111 +197,120 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     }
 
     /// Inflates `count` bytes from the cursor into `destination` (or discards them when nil),
-    /// recording checkpoints when the cursor is at the edge of what is indexed.
-    private func decode(_ cursor: Cursor, count: Int, into destination: UnsafeMutableRawPointer?) throws {
-        let stream = cursor.inflater.stream
+    /// recording checkpoints when the cursor is at the edge of what is indexed. The caller owns
+    /// the cursor; this takes `lock` only to look at and extend the index.
+    func decode(_ cursor: Cursor, count: Int, into destination: UnsafeMutableRawPointer?) throws {
+        let inflater = cursor.inflater
         var remaining = count
         while remaining > 0 {
-            if stream.pointee.avail_in == 0 { try refill(cursor) }
+            var loaded = 0
+            if inflater.inputLeft == 0 { loaded = try refill(cursor) }
             let target: UnsafeMutableRawPointer
             let room: Int
             if let destination {
                 target = destination + (count - remaining)
                 room = remaining
             } else {
-                target = scratch.baseAddress!
-                room = min(remaining, scratch.count)
+                if cursor.discard == nil { cursor.discard = .allocate(byteCount: 64 << 10, alignment: 16) }
+                target = cursor.discard!.baseAddress!
+                room = min(remaining, cursor.discard!.count)
             }
-            stream.pointee.next_out = target.assumingMemoryBound(to: Bytef.self)
-            stream.pointee.avail_out = uInt(room)
-            let indexing = cursor.output >= indexedThrough
-            let rc = inflate(stream, indexing ? Z_BLOCK : Z_NO_FLUSH)
-            let produced = room - Int(stream.pointee.avail_out)
+            let before = inflater.inputLeft
+            let produced: Int
+            do {
+                produced = try inflater.inflate(into: UnsafeMutableRawBufferPointer(start: target, count: room))
+            } catch {
+                throw ContainerError.dataMismatch(location.name, reason: InflateError.reason(of: error))
+            }
             if cursor.output + Int64(produced) > size {
                 throw ContainerError.dataMismatch(location.name, reason: "it inflates to more than its declared \(size) bytes (a zip bomb?)")
             }
             try integrity.record(UnsafeRawBufferPointer(start: target, count: produced), at: cursor.output)
             cursor.output += Int64(produced)
             remaining -= produced
-            switch rc {
-            case Z_STREAM_END:
+            if inflater.isFinished {
                 cursor.finished = true
                 try checkEnd(cursor)
                 if remaining > 0 {
                     throw ContainerError.dataMismatch(location.name, reason: "it inflates to fewer bytes than declared")
                 }
-            case Z_OK:
-                break
-            case Z_BUF_ERROR where cursor.inputNext < location.compressedSize || stream.pointee.avail_in > 0:
-                break
-            case Z_BUF_ERROR:
-                throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
-            default:
-                throw ContainerError.dataMismatch(location.name, reason: "the deflate stream is corrupt")
+            } else if produced == 0 && loaded == 0 && inflater.inputLeft == before {
+                try checkStuck(cursor)
             }
-            if indexing {
-                indexedThrough = max(indexedThrough, cursor.output)
-                let flags = stream.pointee.data_type
-                if flags & 128 != 0, flags & 64 == 0, cursor.output - checkpoints.last!.output >= spacing {
-                    addCheckpoint(cursor)
-                }
-            }
+            if produced > 0 { noteProgress(cursor) }
         }
         if cursor.output == size, !cursor.finished { try probeForTrailingData(cursor) }
         try integrity.check()
     }
 
-    /// Loads the next piece of compressed input into the cursor's buffer, if any is left.
-    private func refill(_ cursor: Cursor) throws {
-        let stream = cursor.inflater.stream
-        let left = location.compressedSize - cursor.inputNext
-        if left <= 0 { return } // inflate may still finish from the bits it holds
-        let n = Int(min(Int64(cursor.inputBuffer.count), left))
-        try file.read(into: UnsafeMutableRawBufferPointer(rebasing: cursor.inputBuffer[0..<n]),
-                      at: location.dataOffset + cursor.inputNext)
-        cursor.inputNext += Int64(n)
-        stream.pointee.next_in = cursor.inputBuffer.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.pointee.avail_in = uInt(n)
+    /// The decoder made no progress although it was given all the input it could have.
+    private func checkStuck(_ cursor: Cursor) throws {
+        if cursor.inputNext >= location.compressedSize && cursor.inflater.inputLeft == 0 {
+            throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
+        }
+        if cursor.inflater.inputLeft > 0 {
+            throw ContainerError.dataMismatch(location.name, reason: "the deflate stream is corrupt")
+        }
     }
 
+    /// Extends the index after a cursor produced output at its edge.
+    private func noteProgress(_ cursor: Cursor) {
+        lock.withLock {
+            guard cursor.output > indexedThrough else { return }
+            indexedThrough = cursor.output
+            if cursor.output - checkpoints.last!.output >= spacing, cursor.output < size { addCheckpoint(cursor) }
+        }
+    }
+
+    /// Loads the next piece of compressed input into the cursor's buffer, if any is left;
+    /// returns how many bytes it loaded.
+    private func refill(_ cursor: Cursor) throws -> Int {
+        let left = location.compressedSize - cursor.inputNext
+        if left <= 0 { return 0 } // the decoder may still finish from the bits it holds
+        let n = Int(min(Int64(cursor.inputBuffer.count), left))
+        let piece = UnsafeMutableRawBufferPointer(rebasing: cursor.inputBuffer[0..<n])
+        try file.read(into: piece, at: location.dataOffset + cursor.inputNext)
+        cursor.inputNext += Int64(n)
+        cursor.inflater.setInput(UnsafeRawBufferPointer(piece))
+        return n
+    }
+
+    /// Saves the cursor's decoder as a checkpoint (the caller holds `lock`). A failure to
+    /// compress only means no checkpoint here.
     private func addCheckpoint(_ cursor: Cursor) {
-        let stream = cursor.inflater.stream
-        var length = uInt(windowBuffer.count)
-        inflateGetDictionary(stream, windowBuffer.baseAddress!.assumingMemoryBound(to: Bytef.self), &length)
-        let consumed = cursor.inputNext - Int64(stream.pointee.avail_in)
-        let window = zlibCompress(UnsafeRawBufferPointer(start: windowBuffer.baseAddress, count: Int(length)))
-        checkpoints.append(Checkpoint(output: cursor.output, input: consumed, bits: stream.pointee.data_type & 7,
-                                      window: window))
-        windowBytes += window.count
-        if windowBytes > Self.windowBudget {
+        if stateCompressor == nil { stateCompressor = try? Deflater(level: .quick) }
+        guard let stateCompressor else { return }
+        cursor.inflater.savedState(into: &savedState)
+        guard let packed = try? savedState.withUnsafeBytes({ try stateCompressor.compress($0) }) else { return }
+        let consumed = cursor.inputNext - Int64(cursor.inflater.inputLeft)
+        checkpoints.append(Checkpoint(output: cursor.output, input: consumed, state: packed))
+        stateBytes += packed.count
+        if stateBytes > Self.windowBudget {
             // Poorly compressible data: keep every other checkpoint and space new ones wider.
             checkpoints = checkpoints.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
-            windowBytes = checkpoints.reduce(0) { $0 + $1.window.count }
+            stateBytes = checkpoints.reduce(0) { $0 + $1.state.count }
             spacing *= 2
         }
     }
 
     /// At the declared end, the stream must end too: more output means the header lied.
     private func probeForTrailingData(_ cursor: Cursor) throws {
-        let stream = cursor.inflater.stream
         var byte: UInt8 = 0
         while true {
-            if stream.pointee.avail_in == 0 { try refill(cursor) }
-            let rc = withUnsafeMutablePointer(to: &byte) { p -> Int32 in
-                stream.pointee.next_out = p
-                stream.pointee.avail_out = 1
-                return inflate(stream, Z_NO_FLUSH)
+            var loaded = 0
+            if cursor.inflater.inputLeft == 0 { loaded = try refill(cursor) }
+            let before = cursor.inflater.inputLeft
+            let produced: Int
+            do {
+                produced = try withUnsafeMutableBytes(of: &byte) { try cursor.inflater.inflate(into: $0) }
+            } catch {
+                throw ContainerError.dataMismatch(location.name, reason: InflateError.reason(of: error))
             }
-            if stream.pointee.avail_out == 0 {
+            if produced > 0 {
                 throw ContainerError.dataMismatch(location.name, reason: "it inflates to more than its declared \(size) bytes (a zip bomb?)")
             }
-            if rc == Z_STREAM_END { cursor.finished = true; try checkEnd(cursor); return }
-            if rc == Z_BUF_ERROR, cursor.inputNext >= location.compressedSize, stream.pointee.avail_in == 0 {
-                throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
-            }
-            if rc != Z_OK && rc != Z_BUF_ERROR {
-                throw ContainerError.dataMismatch(location.name, reason: "the deflate stream is corrupt")
-            }
+            if cursor.inflater.isFinished { cursor.finished = true; try checkEnd(cursor); return }
+            if loaded == 0 && cursor.inflater.inputLeft == before { try checkStuck(cursor) }
         }
     }
 

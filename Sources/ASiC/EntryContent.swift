@@ -6,6 +6,35 @@ public protocol EntryContent: AnyObject, Sendable {
     var size: Int64 { get }
     /// Fills `buffer` from `offset`; returns the number of bytes read (short only at the end).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int
+    /// A reader for one open file: reads through it continue its own position (see `EntryReader`).
+    func makeReader() -> EntryReader
+}
+
+extension EntryContent {
+    public func makeReader() -> EntryReader { DirectEntryReader(content: self) }
+}
+
+/// Reads of one open file. A reader may keep state between reads (a decoder at the furthest
+/// offset read, recently produced bytes, work running ahead on a helper thread), so every open
+/// file gets its own, and `close` ends what it runs. Safe to call from several threads at once
+/// (the kernel sends one open file's readahead on several).
+public protocol EntryReader: AnyObject, Sendable {
+    var size: Int64 { get }
+    /// The same as `EntryContent.read`: fills `buffer` from `offset`, checked the same way.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int
+    /// Stops any work running ahead and frees its memory (reads after it still work).
+    func close()
+}
+
+/// A reader with no state of its own: every read goes to the content.
+final class DirectEntryReader: EntryReader {
+    let content: EntryContent
+    init(content: EntryContent) { self.content = content }
+    var size: Int64 { content.size }
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        try content.read(into: buffer, at: offset)
+    }
+    func close() {}
 }
 
 /// Where an entry's data starts and how long it is, checked against the archive's bounds.

@@ -16,13 +16,22 @@ public enum EntryName {
         if path.utf8.contains(0) {
             throw ContainerError.invalidName(name, reason: "it contains a NUL character")
         }
-        for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
-            switch segment {
-            case "": throw ContainerError.invalidName(name, reason: "it has an empty path segment")
-            case ".": throw ContainerError.invalidName(name, reason: "it has a '.' path segment")
-            case "..": throw ContainerError.invalidName(name, reason: "it has a '..' path segment (path traversal)")
-            default: continue
+        // Segments by bytes ('/' and '.' are ASCII, so UTF-8 cannot hide them): no grapheme
+        // breaking for the thousands of names a container may hold.
+        var segmentLength = 0, dots = 0
+        for byte in path.utf8 + [UInt8(ascii: "/")] {
+            guard byte == UInt8(ascii: "/") else {
+                segmentLength += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+                continue
             }
+            if segmentLength == 0 { throw ContainerError.invalidName(name, reason: "it has an empty path segment") }
+            if segmentLength == 1 && dots == 1 { throw ContainerError.invalidName(name, reason: "it has a '.' path segment") }
+            if segmentLength == 2 && dots == 2 {
+                throw ContainerError.invalidName(name, reason: "it has a '..' path segment (path traversal)")
+            }
+            segmentLength = 0
+            dots = 0
         }
         if path.utf8.count > 65_535 { throw ContainerError.invalidName(String(name.prefix(40)) + "…", reason: "it is too long") }
     }

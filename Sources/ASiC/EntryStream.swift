@@ -1,4 +1,3 @@
-import CZlib
 import Foundation
 
 /// Reads a whole entry from start to end in large chunks, checking its size and CRC-32.
@@ -51,7 +50,6 @@ enum EntryStream {
                 // Inflating is the slow part: the helper checks and delivers one buffer while
                 // this thread inflates into the other.
                 let inflater = try Inflater()
-                let stream = inflater.stream
                 let input = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
                 defer { input.deallocate() }
                 var consumed: Int64 = 0
@@ -59,27 +57,31 @@ enum EntryStream {
                 var current = 0
                 nonisolated(unsafe) var runningCRC: UInt32 = 0
                 while !ended {
-                    if stream.pointee.avail_in == 0 {
-                        let n = Int(min(Int64(chunkSize), location.compressedSize - consumed))
-                        if n > 0 {
-                            try file.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<n]), at: location.dataOffset + consumed)
-                            consumed += Int64(n)
+                    var loaded = 0
+                    if inflater.inputLeft == 0 {
+                        loaded = Int(min(Int64(chunkSize), location.compressedSize - consumed))
+                        if loaded > 0 {
+                            try file.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<loaded]), at: location.dataOffset + consumed)
+                            consumed += Int64(loaded)
                         }
-                        stream.pointee.next_in = input.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                        stream.pointee.avail_in = uInt(n)
+                        inflater.setInput(UnsafeRawBufferPointer(rebasing: input[0..<loaded]))
                     }
                     let output = buffers[current]
-                    stream.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
-                    stream.pointee.avail_out = uInt(chunkSize)
-                    let rc = inflate(stream, Z_NO_FLUSH)
-                    let n = chunkSize - Int(stream.pointee.avail_out)
-                    switch rc {
-                    case Z_STREAM_END: ended = true
-                    case Z_OK: break
-                    case Z_BUF_ERROR where consumed < location.compressedSize || stream.pointee.avail_in > 0: break
-                    case Z_BUF_ERROR:
-                        throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
-                    default: throw ContainerError.dataMismatch(location.name, reason: "the deflate stream is corrupt")
+                    let before = inflater.inputLeft
+                    let n: Int
+                    do { n = try inflater.inflate(into: output) } catch {
+                        throw ContainerError.dataMismatch(location.name, reason: InflateError.reason(of: error))
+                    }
+                    if inflater.isFinished {
+                        ended = true
+                    } else if n == 0 && inflater.inputLeft == before && loaded == 0 {
+                        // No progress and nothing more to give it.
+                        if consumed >= location.compressedSize {
+                            throw ContainerError.dataMismatch(location.name, reason: "the compressed data ends early")
+                        }
+                        if inflater.inputLeft > 0 {
+                            throw ContainerError.dataMismatch(location.name, reason: "the deflate stream is corrupt")
+                        }
                     }
                     if produced + Int64(n) > location.uncompressedSize {
                         throw ContainerError.dataMismatch(

@@ -9,8 +9,9 @@ final class CommitScheduler: @unchecked Sendable {
     private weak var fileSystem: ContainerFileSystem?
     private let queue = DispatchQueue(label: "asicfs.commit")
     private let lock = NSLock()
-    private var generation: UInt64 = 0
+    private var lastChange: Date?
     private var firstUnsaved: Date?
+    private var timerArmed = false
 
     init(fileSystem: ContainerFileSystem, quietPeriod: TimeInterval = 0.2, maximumDelay: TimeInterval = 2) {
         self.fileSystem = fileSystem
@@ -18,28 +19,43 @@ final class CommitScheduler: @unchecked Sendable {
         self.maximumDelay = maximumDelay
     }
 
-    /// Something changed: (re)start the quiet-period timer.
+    /// Something changed: the save is due a quiet period from now. Cheap (a copy-in of many
+    /// small files calls it for each): only the first change after a save arms a timer, which
+    /// looks at the time of the last change when it fires.
     func changed() {
-        let (current, wait) = lock.withLock { () -> (UInt64, TimeInterval) in
-            generation += 1
+        let arm = lock.withLock { () -> Bool in
             let now = Date()
+            lastChange = now
             if firstUnsaved == nil { firstUnsaved = now }
-            let left = maximumDelay - now.timeIntervalSince(firstUnsaved!)
-            return (generation, max(0, min(quietPeriod, left)))
-        }
-        queue.asyncAfter(deadline: .now() + wait) { [weak self] in self?.fire(current) }
-    }
-
-    private func fire(_ scheduled: UInt64) {
-        let due = lock.withLock { () -> Bool in
-            guard let first = firstUnsaved else { return false }
-            let overdue = Date().timeIntervalSince(first) >= maximumDelay
-            guard scheduled == generation || overdue else { return false }
-            firstUnsaved = nil
+            if timerArmed { return false }
+            timerArmed = true
             return true
         }
-        guard due, let fileSystem else { return }
+        if arm { schedule(after: quietPeriod) }
+    }
+
+    private func schedule(after wait: TimeInterval) {
+        queue.asyncAfter(deadline: .now() + max(0, wait)) { [weak self] in self?.fire() }
+    }
+
+    private func fire() {
+        let wait = lock.withLock { () -> TimeInterval? in
+            guard let first = firstUnsaved, let last = lastChange else {
+                timerArmed = false
+                return nil
+            }
+            let now = Date()
+            let quietLeft = quietPeriod - now.timeIntervalSince(last)
+            let overdueIn = maximumDelay - now.timeIntervalSince(first)
+            if quietLeft > 0 && overdueIn > 0 { return min(quietLeft, overdueIn) }
+            firstUnsaved = nil
+            lastChange = nil
+            timerArmed = false
+            return 0
+        }
+        guard let wait else { return }
+        if wait > 0 { return schedule(after: wait) }
         // A failure is recorded in status/last-error by commit(); the next change retries.
-        try? fileSystem.commit()
+        try? fileSystem?.commit()
     }
 }

@@ -66,8 +66,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// An open file: its bytes come from the snapshot, a spool, or the control folder.
     final class Handle {
         enum Source {
-            /// A data file of the snapshot, with the name it was opened by.
-            case stored(EntryContent, name: String)
+            /// A data file of the snapshot (read through this open file's own reader), with the
+            /// name it was opened by.
+            case stored(EntryReader, name: String)
             case spooled(Spool)
             case control(ControlFile, [UInt8])
             /// `sign/<method>` opened for writing: every write is a request.
@@ -341,8 +342,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// fstat, and libfuse's getattr with no path).
     public func attributes(handle id: UInt64) throws -> NodeAttributes {
         switch try handle(id).source {
-        case .stored(let content, _):
-            return NodeAttributes(kind: .file, size: content.size, permissions: 0o444, modified: mountedAt)
+        case .stored(let reader, _):
+            return NodeAttributes(kind: .file, size: reader.size, permissions: 0o444, modified: mountedAt)
         case .spooled(let spool):
             return lock.withLock { NodeAttributes(kind: .file, size: spool.size, permissions: 0o644, modified: spool.modified) }
         case .control(_, let bytes):
@@ -422,8 +423,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
             if !wantsWrite {
                 switch entry {
                 case .stored(let file, _):
-                    let content = try snapshot.content(of: file.name)
-                    return register(Handle(source: .stored(content, name: name), writable: false), keepCache: true, directIO: false)
+                    let reader = try snapshot.content(of: file.name).makeReader()
+                    return register(Handle(source: .stored(reader, name: name), writable: false), keepCache: true, directIO: false)
                 case .spooled(let spool):
                     spool.opened += 1
                     return register(Handle(source: .spooled(spool), writable: false), keepCache: false, directIO: false)
@@ -540,9 +541,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
     public func read(_ id: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
                      stop: () -> Int32? = { nil }) throws -> Int {
         switch try handle(id).source {
-        case .stored(let content, let name):
+        case .stored(let reader, let name):
             do {
-                return try content.read(into: buffer, at: offset)
+                return try reader.read(into: buffer, at: offset)
             } catch let error as ContainerError {
                 // Damaged data: what the kernel cached of it earlier must not be served either.
                 // (Not from this thread: the kernel holds the page this read fills, and
@@ -642,6 +643,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
     public func release(_ id: UInt64) {
         let wrote = lock.withLock { () -> Bool in
             guard let handle = handleLock.withLock({ handles.removeValue(forKey: id) }) else { return false }
+            if case .stored(let reader, _) = handle.source { reader.close() }
             guard case .spooled(let spool) = handle.source else { return false }
             spool.opened -= 1
             if handle.writable { spool.writers -= 1 }
@@ -811,6 +813,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// Files still open for writing keep their old (or no) content in this commit.
     public func commit() throws {
         commitLock.lock(); defer { commitLock.unlock() }
+        // Nothing to save (an unmount of a mount nobody changed): no plan over every file.
+        guard lock.withLock({ pendingChanges }) else { return }
         // What this save writes: the layout, and for each part of it where its bytes came from
         // (a snapshot entry by its name there, or a spool at a generation), so that afterwards
         // the view can point at the saved entries even if names changed meanwhile.

@@ -6,7 +6,16 @@
 // - Attributes and directory entries are cached for one second (attr_timeout, entry_timeout);
 //   every change to the tree comes through this mount, and the kernel updates its own cache for
 //   changes it sends us (write, truncate, rename, unlink). Renames also invalidate the target
-//   path (fuse_invalidate_path) because a rename can put other bytes under a cached name.
+//   path (fuse_invalidate_path) because a rename can put other bytes under a cached name. One
+//   second, not longer, because a commit or a signing changes what a name shows (times rounded
+//   to the container's precision, modes 0444 once signed) without the kernel sending anything.
+// - Names that do not exist are cached for one second too (negative_timeout): `cp` of a new file
+//   looked its name up three times before creating it; the cache answers one of them (the open
+//   with O_EXCL always asks again), so a file copied in costs 7 requests instead of 8.
+//   Names appear through this mount (create, mkdir, rename), which replaces the kernel's
+//   negative entry at once; the only names that appear without the kernel seeing them are the
+//   `.asicfs/signatures/<n>-<signer>` folders of a new signature, and a listing (readdir, which
+//   is never cached) always shows them.
 // - A data file opened read-only from the container gets keep_cache: its bytes can only change
 //   by being rewritten through this mount, so repeat reads are served from the page cache.
 // - Files being written (spools) are not kept: their bytes change under open handles.
@@ -15,7 +24,6 @@
 //   whatever size getattr gave: `status/wait` and `status/<method>` report 0, the validation
 //   files 0 until known, and `status/wait` can fail the read after its text (EIO after a
 //   failed signing).
-// - Negative lookups are not cached (negative_timeout 0), so a file copied in appears at once.
 // - Browse mode (BrowseFileSystem): real files are opened without keep_cache, since other
 //   programs change them; their attributes are the real ones, cached for the same second. A
 //   container folder's child invalidates paths with the folder's place in the mount in front,
@@ -24,6 +32,12 @@
 //   A file whose kind changes (a container file that turns out not to open, a rename to a
 //   container's name) is left to the one-second entry timeout: invalidating the inode instead
 //   would make a stat of it fail (the kernel marks an inode whose type changed as bad).
+//
+// Big requests, explicitly: max_write 1 MiB (libfuse then asks for max_pages 256, so reads and
+// writes travel in requests of up to 1 MiB), max_read 1 MiB (a mount option, see `Mounter`) and
+// max_readahead 1 MiB, which the kernel lowers to its own readahead (128 KiB by default: then a
+// sequential reader's requests arrive as 128 KiB pieces, several at once and slightly out of
+// order, which each open file's `EntryReader` window absorbs).
 //
 // libfuse runs callbacks on several threads at once (fuse_loop_mt, at most ten); the callbacks
 // capture nothing and reach the Swift state through fuse_get_context()->private_data. A read of
@@ -94,13 +108,21 @@ private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes
     st.pointee.st_atim = time
 }
 
+/// The request sizes the mount asks for (see the comment at the top).
+enum FuseLimits {
+    static let largestRequest: UInt32 = 1 << 20
+}
+
 /// The operation table handed to fuse_new.
 func fuseOperations() -> fuse_operations {
     var ops = fuse_operations()
-    ops.`init` = { _, config in
+    ops.`init` = { conn, config in
+        conn?.pointee.max_write = FuseLimits.largestRequest
+        conn?.pointee.max_readahead = FuseLimits.largestRequest
+        conn?.pointee.max_read = FuseLimits.largestRequest  // must equal the max_read mount option
         config?.pointee.entry_timeout = 1
         config?.pointee.attr_timeout = 1
-        config?.pointee.negative_timeout = 0
+        config?.pointee.negative_timeout = 1
         config?.pointee.use_ino = 0
         config?.pointee.nullpath_ok = 0
         // Not hard_remove: then fstat of a file removed while open fails (ESTALE; the kernel

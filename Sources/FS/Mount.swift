@@ -65,7 +65,8 @@ public enum Mounter {
                                    openContainers: request.openContainers)
             : try ContainerFileSystem(containerPath: request.container, readOnly: request.readOnly, environment: environment)
 
-        var options = ["fsname=\(escapeOption(request.container))", "subtype=asicfs", "auto_unmount"]
+        var options = ["fsname=\(escapeOption(request.container))", "subtype=asicfs", "auto_unmount",
+                       "max_read=\(FuseLimits.largestRequest)"]
         if request.readOnly { options.append("ro") }
         // Other users may then look, but the kernel checks the modes we report (0644, ours), so
         // they cannot change the container.

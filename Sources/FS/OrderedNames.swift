@@ -46,8 +46,9 @@ struct OrderedNames: Sequence {
     }
 
     private mutating func countParents(of name: String, by delta: Int) {
-        var end = name.endIndex
-        while let slash = name[..<end].lastIndex(of: "/") {
+        // By bytes: '/' is ASCII, and most names have none (no Character search over them).
+        var end = name.utf8.endIndex
+        while let slash = name.utf8[..<end].lastIndex(of: UInt8(ascii: "/")) {
             let folder = String(name[..<slash])
             let updated = filesBelow[folder, default: 0] + delta
             filesBelow[folder] = updated > 0 ? updated : nil
