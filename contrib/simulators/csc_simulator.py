@@ -512,20 +512,7 @@ def main():
         context.load_verify_locations(client_ca)
         context.verify_mode = ssl.CERT_REQUIRED if args.client_certificates == "required" else ssl.CERT_OPTIONAL
     server = Server(make_handler(service), context, service)
-    if args.exit_with_parent:
-        parent = os.getppid()
-
-        def watch():
-            while os.getppid() == parent:
-                time.sleep(0.5)
-            os._exit(0)
-        threading.Thread(target=watch, daemon=True).start()
-    print("PORT %d" % server.server_address[1], flush=True)
-    print("CERT %s" % cert, flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    simcommon.announce_and_serve(server, cert, args.exit_with_parent)
 
 
 if __name__ == "__main__":

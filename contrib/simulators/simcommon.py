@@ -152,6 +152,13 @@ def serve(handler_class, folder, port, exit_with_parent=False):
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
+    announce_and_serve(server, cert, exit_with_parent)
+    sys.exit(0)
+
+
+def announce_and_serve(server, cert, exit_with_parent):
+    """Prints PORT and CERT for the test harness and serves until interrupted; with
+    exit_with_parent, quits when the process that started it is gone."""
     if exit_with_parent:
         parent = os.getppid()
 
@@ -167,4 +174,3 @@ def serve(handler_class, folder, port, exit_with_parent=False):
         server.serve_forever()
     except KeyboardInterrupt:
         pass
-    sys.exit(0)
