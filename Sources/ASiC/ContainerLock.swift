@@ -82,6 +82,11 @@ public final class ContainerLock: @unchecked Sendable {
         if let mountpoint = asicfsMountpoint(of: path) {
             return "it is mounted at \(mountpoint) by asicfs (pid \(pid)); unmount it first (asicfs umount \(mountpoint))"
         }
+        if let (folder, mountpoint) = asicfsBrowseMount(containing: path) {
+            let inside = mountpoint + path.dropFirst(folder.count)
+            return "it is open in the asicfs browse mount at \(mountpoint) (as \(inside), pid \(pid)); "
+                + "it is saved and let go when idle, or unmount (asicfs umount \(mountpoint))"
+        }
         let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? "another program"
         return "\(name) (pid \(pid)) is changing it; try again when it is done"
@@ -114,6 +119,23 @@ public final class ContainerLock: @unchecked Sendable {
             guard tail.count >= 2, tail[0] == "fuse.asicfs", unescape(String(tail[1])) == path else { continue }
             let head = halves[0].split(separator: " ")
             if head.count >= 5 { return unescape(String(head[4])) }
+        }
+        return nil
+    }
+
+    /// The browse mount (its folder and mount point) whose folder holds `path`.
+    static func asicfsBrowseMount(containing path: String) -> (folder: String, mountpoint: String)? {
+        guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
+        for line in table.split(separator: "\n") {
+            let halves = line.components(separatedBy: " - ")
+            guard halves.count == 2 else { continue }
+            let tail = halves[1].split(separator: " ")
+            guard tail.count >= 2, tail[0] == "fuse.asicfs" else { continue }
+            let folder = unescape(String(tail[1]))
+            let head = halves[0].split(separator: " ")
+            if head.count >= 5, path.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/") {
+                return (folder, unescape(String(head[4])))
+            }
         }
         return nil
     }
