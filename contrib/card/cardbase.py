@@ -8,7 +8,8 @@ import tempfile
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, utils
 
-from iso7816 import (CardError, tlv, SW_AUTH_BLOCKED, SW_FILE_NOT_FOUND, SW_WRONG_LENGTH, SW_WRONG_P1P2)
+from iso7816 import (CardError, tlv, SW_AUTH_BLOCKED, SW_FILE_NOT_FOUND, SW_WRONG_LENGTH, SW_WRONG_P1P2,
+                      SW_CLA_NOT_SUPPORTED, SW_INS_NOT_SUPPORTED)
 
 # Defaults written into a new --state file. Real cards come with random envelopes; these are
 # the values that Estonian test cards and most emulators use.
@@ -109,9 +110,20 @@ class Pin:
         self.store.save()
 
 
-class VerifyingCard:
-    """VERIFY as both cards do it: no data asks for the status (90 00 when verified, else 63 Cx
-    or 69 83); a PIN block is checked whole. Subclasses give `_pin(ref)` and `verified`."""
+class EstEIDApplet:
+    """What both cards share: the dispatch of commands to their handlers, and VERIFY (no data
+    asks for the status, 90 00 when verified, else 63 Cx or 69 83; a PIN block is checked
+    whole). Subclasses give the handlers, `_pin(ref)` and `verified`."""
+
+    def process(self, a):
+        if a.cla != 0x00:
+            raise CardError(SW_CLA_NOT_SUPPORTED)
+        handler = {0xA4: self.select, 0xB0: self.read_binary, 0xCB: self.get_data, 0x20: self.verify,
+                   0x24: self.change, 0x2C: self.reset_retry, 0x22: self.mse, 0x2A: self.pso,
+                   0x88: self.internal_authenticate, 0x84: self.get_challenge}.get(a.ins)
+        if handler is None:
+            raise CardError(SW_INS_NOT_SUPPORTED)
+        return handler(a)
 
     def verify(self, a):
         if a.p1 != 0x00:

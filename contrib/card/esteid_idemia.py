@@ -16,11 +16,10 @@ Security model (see README "What is modelled"):
 
 import os
 
-from cardbase import (DF, EF, Pin, VerifyingCard, resolve, split_path, ecdsa_raw, personal_records, fcp_ef, fcp_df)
-from iso7816 import (CardError, parse_tlv, tlv, SW_AUTH_BLOCKED, SW_CONDITIONS_NOT_SATISFIED,
-                     SW_FILE_NOT_FOUND, SW_INS_NOT_SUPPORTED, SW_NO_CURRENT_EF, SW_REF_DATA_NOT_FOUND,
-                     SW_SECURITY_NOT_SATISFIED, SW_WRONG_DATA, SW_WRONG_LENGTH, SW_WRONG_P1P2,
-                     SW_WRONG_P1P2_OFFSET, SW_CLA_NOT_SUPPORTED)
+from cardbase import (DF, EF, Pin, EstEIDApplet, resolve, split_path, ecdsa_raw, personal_records, fcp_ef, fcp_df)
+from iso7816 import (CardError, parse_tlv, tlv, SW_CONDITIONS_NOT_SATISFIED, SW_FILE_NOT_FOUND,
+                     SW_NO_CURRENT_EF, SW_REF_DATA_NOT_FOUND, SW_SECURITY_NOT_SATISFIED,
+                     SW_WRONG_DATA, SW_WRONG_LENGTH, SW_WRONG_P1P2, SW_WRONG_P1P2_OFFSET)
 
 ATR = bytes.fromhex("3BDB960080B1FE451F830012233F536549440F9000F1")
 AID_MAIN = bytes.fromhex("A000000077010800070000FE00000100")
@@ -30,7 +29,7 @@ MF_FID = b"\x3f\x00"
 READ_MAX = 0xC0          # READ BINARY never returns more than this, even for Le 00 (= 256)
 
 
-class IdemiaCard(VerifyingCard):
+class IdemiaCard(EstEIDApplet):
     name = "idemia"
     atr = ATR
 
@@ -61,16 +60,6 @@ class IdemiaCard(VerifyingCard):
 
     def app(self):
         return self.cur_df.application()
-
-    def process(self, a):
-        if a.cla != 0x00:
-            raise CardError(SW_CLA_NOT_SUPPORTED)
-        handler = {0xA4: self.select, 0xB0: self.read_binary, 0xCB: self.get_data, 0x20: self.verify,
-                   0x24: self.change, 0x2C: self.reset_retry, 0x22: self.mse, 0x2A: self.pso,
-                   0x88: self.internal_authenticate, 0x84: self.get_challenge}.get(a.ins)
-        if handler is None:
-            raise CardError(SW_INS_NOT_SUPPORTED)
-        return handler(a)
 
     # -- SELECT ---------------------------------------------------------------------------------
     def select(self, a):

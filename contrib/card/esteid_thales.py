@@ -10,11 +10,10 @@ changed: CHANGE REFERENCE DATA for 83 answers 69 85 (conditions of use not satis
 
 import os
 
-from cardbase import DF, EF, Pin, VerifyingCard, resolve, split_path, ecdsa_raw, personal_records, fcp_ef, fcp_df
-from iso7816 import (CardError, parse_tlv, SW_AUTH_BLOCKED, SW_CONDITIONS_NOT_SATISFIED,
-                     SW_FILE_NOT_FOUND, SW_INS_NOT_SUPPORTED, SW_NO_CURRENT_EF, SW_REF_DATA_NOT_FOUND,
-                     SW_SECURITY_NOT_SATISFIED, SW_WRONG_DATA, SW_WRONG_LENGTH, SW_WRONG_P1P2,
-                     SW_WRONG_P1P2_OFFSET, SW_CLA_NOT_SUPPORTED)
+from cardbase import DF, EF, Pin, EstEIDApplet, resolve, split_path, ecdsa_raw, personal_records, fcp_ef, fcp_df
+from iso7816 import (CardError, parse_tlv, SW_CONDITIONS_NOT_SATISFIED, SW_FILE_NOT_FOUND,
+                     SW_NO_CURRENT_EF, SW_REF_DATA_NOT_FOUND, SW_SECURITY_NOT_SATISFIED,
+                     SW_WRONG_DATA, SW_WRONG_LENGTH, SW_WRONG_P1P2, SW_WRONG_P1P2_OFFSET)
 
 ATR = bytes.fromhex("3BFF9600008031FE438031B85365494464B085051012233F1D")
 AID_PKCS15 = bytes.fromhex("A000000063504B43532D3135")
@@ -22,7 +21,7 @@ MF_FID = b"\x3f\x00"
 SIGN_KEY_REF, AUTH_KEY_REF = 0x05, 0x01
 
 
-class ThalesCard(VerifyingCard):
+class ThalesCard(EstEIDApplet):
     name = "thales"
     atr = ATR
 
@@ -46,16 +45,6 @@ class ThalesCard(VerifyingCard):
         self.verified = set()
         self.se = None           # (key reference, algorithm byte) from MSE:SET
         self.hash = None         # from PSO:HASH
-
-    def process(self, a):
-        if a.cla != 0x00:
-            raise CardError(SW_CLA_NOT_SUPPORTED)
-        handler = {0xA4: self.select, 0xB0: self.read_binary, 0xCB: self.get_data, 0x20: self.verify,
-                   0x24: self.change, 0x2C: self.reset_retry, 0x22: self.mse, 0x2A: self.pso,
-                   0x88: self.internal_authenticate, 0x84: self.get_challenge}.get(a.ins)
-        if handler is None:
-            raise CardError(SW_INS_NOT_SUPPORTED)
-        return handler(a)
 
     def select(self, a):
         if a.p2 not in (0x00, 0x04, 0x0C):
