@@ -60,19 +60,20 @@ struct CardArguments {
         } catch let error as SigningParameterError {
             throw UsageError(error.description)
         }
-        if let can = values["can"], can.isEmpty || !can.allSatisfy({ $0.isASCII && $0.isNumber }) {
+        if let can = values["can"], !IDCardService.isCardAccessNumber(can) {
             throw UsageError("can= takes the card access number, the digits printed on the card")
         }
-        for key in descriptors {
-            if let text = values[key], Int32(text).map({ $0 < 0 }) ?? true {
-                throw UsageError("\(key)= takes an open file descriptor number, not '\(text)'")
-            }
+        do {
+            for key in descriptors { _ = try values.descriptor(key, method: "card \(subcommand)", commandLine: true, asking: "it") }
+        } catch let error as SigningParameterError {
+            throw UsageError(error.description)
         }
     }
 
     /// A descriptor argument, or pinentry / the terminal.
     func source(_ key: String, configuration: Configuration) throws -> SecretSource {
-        guard let source = SecretSource.choose(descriptor: values[key].flatMap { Int32($0) }, configuration: configuration,
+        let descriptor = try values.descriptor(key, method: "card", commandLine: true, asking: "it")
+        guard let source = SecretSource.choose(descriptor: descriptor, configuration: configuration,
                                                terminalAllowed: true) else {
             throw UsageError("no way to ask for the PIN: no pinentry program (setting pinentry) and no terminal; give \(key)=N")
         }

@@ -1,7 +1,6 @@
 import ASiC
 import Crypto
 import Foundation
-import Signing
 
 /// Writing to the terminal: errors, plain output, and a progress line for long work.
 /// Nothing from a container reaches the terminal raw (see `PrintableText`): an error is escaped
@@ -17,14 +16,6 @@ enum Terminal {
     }
 
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
-
-    /// Reads one line from the terminal with echo off, straight into wiped memory.
-    static func readSecret(prompt: String) throws -> SecretBytes {
-        guard TerminalPrompt.isAvailable else { throw UsageError("no terminal to ask for the passphrase: give passphrase-file=PATH") }
-        do { return try TerminalPrompt.read(prompt: PrintableText.escaped(prompt), what: "passphrase") } catch SecretEntryError.cancelled {
-            return SecretBytes([])
-        }
-    }
 }
 
 /// A one-line progress display on stderr. It appears only on a terminal, only once work has

@@ -56,6 +56,20 @@ public struct SigningParameters: Sendable, Equatable {
         return parameters
     }
 
+    /// A descriptor parameter (`pin-fd=N`, …): an open descriptor to read one secret line from.
+    /// Only on the command line: a mount's daemon has none of the writer's descriptors, and
+    /// pinentry asks there.
+    public func descriptor(_ key: String, method: String, commandLine: Bool, asking what: String) throws -> Int32? {
+        guard let text = values[key] else { return nil }
+        guard let fd = Int32(text), fd >= 0 else {
+            throw SigningParameterError("\(method): \(key)= takes a descriptor number (e.g. \(key)=3), not '\(text)'")
+        }
+        guard commandLine else {
+            throw SigningParameterError("\(method): \(key)= is for the command line; in a mount pinentry asks for \(what)")
+        }
+        return fd
+    }
+
     /// The role and place parameters as XAdES signer details (`role` may repeat).
     public var signerDetails: SignerDetails {
         var details = SignerDetails()

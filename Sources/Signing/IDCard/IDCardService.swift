@@ -11,6 +11,11 @@ public struct IDCardService: Sendable {
     /// The card access number, for a contactless card (`can=`).
     public let can: String?
 
+    /// A card access number's form: ASCII digits, at most 12 (the cards print six).
+    public static func isCardAccessNumber(_ can: String) -> Bool {
+        !can.isEmpty && can.count <= 12 && can.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
     public init(reader: String? = nil, can: String? = nil) {
         self.reader = reader
         self.can = can
@@ -57,14 +62,14 @@ public struct IDCardService: Sendable {
 
     /// PIN1, PIN2 and PUK retry counters.
     public func retryCounters() throws -> [(CardSecret, RetryCounter)] {
-        try withCard { connection in try CardSecret.allCases.map { ($0, try connection.application.retryCounter($0)) } }
+        try withCard { try Self.counters($0) }
     }
 
     /// The holder and the counters in one connection (`status/id-card`).
     public func summary() throws -> (reader: String, holder: CardHolder, counters: [(CardSecret, RetryCounter)]) {
         try withCard { connection in
             let holder = try connection.application.holder()
-            return (connection.reader, holder, try CardSecret.allCases.map { ($0, try connection.application.retryCounter($0)) })
+            return (connection.reader, holder, try Self.counters(connection))
         }
     }
 
@@ -104,6 +109,10 @@ public struct IDCardService: Sendable {
                                                  prompt: "new \(secret.name)", confirm: true, lengths: secret.lengths, digitsOnly: true), secret)
         defer { newValue.wipe() }
         try withCard { connection in try connection.application.unblock(secret, puk: pukValue, new: newValue) }
+    }
+
+    static func counters(_ connection: IDCardConnection) throws -> [(CardSecret, RetryCounter)] {
+        try CardSecret.allCases.map { ($0, try connection.application.retryCounter($0)) }
     }
 
     /// "2 tries left" above a prompt once a wrong value was given.

@@ -12,20 +12,16 @@ public final class IDCardSigner: Signer, SignerFactory {
     public static let usage = "[reader=NAME] [can=DIGITS] [pin-fd=N]\nexample: echo \"\" > .asicfs/sign/id-card"
 
     public static func validate(_ parameters: SigningParameters) throws {
-        if let can = parameters["can"], can.isEmpty || can.count > 12 || !can.allSatisfy(\.isASCII) || !can.allSatisfy(\.isNumber) {
+        if let can = parameters["can"], !IDCardService.isCardAccessNumber(can) {
             throw SigningParameterError("id-card: can= takes the card access number, the digits printed on the card")
         }
-        if let fd = parameters["pin-fd"], Int32(fd).map({ $0 < 0 }) ?? true {
-            throw SigningParameterError("id-card: pin-fd= takes an open file descriptor number, not '\(fd)'")
-        }
+        _ = try parameters.descriptor("pin-fd", method: "id-card", commandLine: true, asking: "PIN2")
     }
 
     public static func make(_ parameters: SigningParameters, context: SignerContext) throws -> Signer {
-        if parameters["pin-fd"] != nil && !context.commandLine {
-            throw SigningParameterError("id-card: pin-fd= is for the command line; in a mount pinentry asks for PIN2")
-        }
-        return IDCardSigner(service: IDCardService(reader: parameters["reader"], can: parameters["can"]),
-                            pinDescriptor: parameters["pin-fd"].flatMap { Int32($0) }, context: context)
+        IDCardSigner(service: IDCardService(reader: parameters["reader"], can: parameters["can"]),
+                     pinDescriptor: try parameters.descriptor("pin-fd", method: "id-card", commandLine: context.commandLine, asking: "PIN2"),
+                     context: context)
     }
 
     let service: IDCardService

@@ -14,23 +14,15 @@ public struct PKCS11Signer: Signer, SignerFactory {
 
     public static func validate(_ parameters: SigningParameters) throws {
         _ = try PKCS11Selection(parameters)
-        _ = try pinDescriptor(parameters)
+        _ = try parameters.descriptor("pin-fd", method: "pkcs11", commandLine: true, asking: "the PIN")
     }
 
     public static func make(_ parameters: SigningParameters, context: SignerContext) throws -> Signer {
+        let pinDescriptor = try parameters.descriptor("pin-fd", method: "pkcs11", commandLine: context.commandLine, asking: "the PIN")
         let selection = try PKCS11Selection(parameters)
         let choice = try selection.choose(from: TokenInventory.scan(try selection.modules()))
-        return PKCS11Signer(token: choice.token, chosen: choice.certificate, pinDescriptor: try pinDescriptor(parameters),
+        return PKCS11Signer(token: choice.token, chosen: choice.certificate, pinDescriptor: pinDescriptor,
                             configuration: context.configuration, terminalAllowed: context.commandLine)
-    }
-
-    /// `pin-fd=N`: an open descriptor to read the PIN from (one line).
-    static func pinDescriptor(_ parameters: SigningParameters) throws -> Int32? {
-        guard let text = parameters["pin-fd"] else { return nil }
-        guard let fd = Int32(text), fd >= 0 else {
-            throw SigningParameterError("pkcs11: pin-fd= takes a descriptor number (e.g. pin-fd=3), not '\(text)'")
-        }
-        return fd
     }
 
     let token: TokenListing

@@ -18,17 +18,13 @@ public final class RemoteSigner: Signer, SignerFactory {
            id.isEmpty || id.count > 255 || id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw SigningParameterError("remote: credential= takes a credential ID of the service (asicfs remote credentials lists them)")
         }
-        if let fd = parameters["pin-fd"], Int32(fd).map({ $0 < 0 }) ?? true {
-            throw SigningParameterError("remote: pin-fd= takes an open file descriptor number, not '\(fd)'")
-        }
+        _ = try parameters.descriptor("pin-fd", method: "remote", commandLine: true, asking: "the PIN")
     }
 
     /// Without `credential=`, the account's only credential; with several, a parameter error
     /// listing them (exit 2, EINVAL in a mount) before anything is authorised.
     public static func make(_ parameters: SigningParameters, context: SignerContext) throws -> Signer {
-        if parameters["pin-fd"] != nil && !context.commandLine {
-            throw SigningParameterError("remote: pin-fd= is for the command line; in a mount pinentry asks for the PIN")
-        }
+        let pinDescriptor = try parameters.descriptor("pin-fd", method: "remote", commandLine: context.commandLine, asking: "the PIN")
         let client = try RemoteClient(context: context)
         var credential = parameters["credential"]
         if credential == nil {
@@ -42,7 +38,7 @@ public final class RemoteSigner: Signer, SignerFactory {
                     + "with credential=ID: \(ids.map(RemoteFailure.printable).joined(separator: ", "))")
             }
         }
-        return RemoteSigner(client: client, credential: credential!, pinDescriptor: parameters["pin-fd"].flatMap { Int32($0) },
+        return RemoteSigner(client: client, credential: credential!, pinDescriptor: pinDescriptor,
                             context: context)
     }
 
