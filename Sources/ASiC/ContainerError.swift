@@ -27,6 +27,15 @@ public enum ContainerError: Error, Equatable, CustomStringConvertible, Sendable 
     /// One line: names and paths from a container or the user are shown escaped (`PrintableText`).
     public var description: String { PrintableText.escaped(sentence) }
 
+    /// The line the command line prints: it names the container (as the user gave it) unless
+    /// the sentence is about a path already.
+    public func line(naming container: String?) -> String {
+        switch self {
+        case .io, .notRegularFile: return description
+        default: return (container.map { "\($0): " } ?? "") + description
+        }
+    }
+
     private var sentence: String {
         switch self {
         case .corruptZip(let why): return "not a valid ZIP file: \(why)"

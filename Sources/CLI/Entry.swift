@@ -109,11 +109,7 @@ public enum Main {
         } catch let error as ConfigurationError {
             return failed(error.description, status: 2)
         } catch let error as ContainerError {
-            // Name the container unless the message is about another path already.
-            switch error {
-            case .io, .notRegularFile: return failed(error.description, status: 1)
-            default: return failed((container.map { "\($0): " } ?? "") + error.description, status: 1)
-            }
+            return failed(error.line(naming: container), status: 1)
         } catch {
             return failed("\(error)", status: 1)
         }

@@ -102,19 +102,20 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
-    /// Opens the container (failing with its one-line reason before anything is mounted) and
-    /// prepares the private spool folder beside it. `environment` serves signing and validation.
+    /// Opens the container (failing with its one-line reason, which `asicfs mount` reports
+    /// before it returns, and the mount is taken away) and prepares the private spool folder beside it. `environment` serves signing and validation.
     /// Browse mode opens many containers and only some are written: `lazySpoolFolder` makes the
     /// spool folder when a file is first written, and it cleans stale spools once per folder itself.
     public init(containerPath: String, readOnly: Bool, environment: SignatureEnvironment,
-                lazySpoolFolder: Bool = false) throws {
+                lazySpoolFolder: Bool = false, lock: ContainerLock? = nil) throws {
         self.containerPath = containerPath
         self.readOnly = readOnly
         self.environment = environment
         transient = TransientNames(configuration: environment.configuration)
         // One user of a container at a time: held while this mount (or browse folder) has it
-        // open; a mount's daemon keeps it across fuse_daemonize's fork until it exits.
-        containerLock = try ContainerLock.acquire(containerPath)
+        // open; a mount takes it before it mounts (`lock`) and its daemon keeps it across the
+        // fork until it exits.
+        containerLock = try lock ?? ContainerLock.acquire(containerPath)
         snapshot = try Container.open(containerPath)
         spoolFolder = Self.spoolFolder(forContainer: containerPath, daemon: getpid())
         if !lazySpoolFolder {

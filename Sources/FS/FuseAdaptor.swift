@@ -16,6 +16,9 @@
 //   negative entry at once; the only names that appear without the kernel seeing them are the
 //   `.asicfs/signatures/<n>-<signer>` folders of a new signature, and a listing (readdir, which
 //   is never cached) always shows them.
+// - Right after the mount is made the container is still being checked (`MountGate`): the
+//   root's attributes are then provisional, and the kernel is told to drop them when the check
+//   ends; every other request waits for the check.
 // - A data file opened read-only from the container gets keep_cache: its bytes can only change
 //   by being rewritten through this mount, so repeat reads are served from the page cache.
 // - Files being written (spools) are not kept: their bytes change under open handles.
@@ -53,7 +56,8 @@ private func mountBox() -> MountSourceBox {
     Unmanaged<MountSourceBox>.fromOpaque(fuse_get_context()!.pointee.private_data).takeUnretainedValue()
 }
 
-private func fileSystem() -> any MountSource { mountBox().source }
+/// The checked source: a request waits here while the container is checked (`MountGate`).
+private func fileSystem() throws -> any MountSource { try mountBox().source }
 
 /// Runs a callback body and maps a thrown error to -errno.
 private func reply(_ body: () throws -> Int32) -> Int32 {
@@ -135,6 +139,9 @@ func fuseOperations() -> fuse_operations {
         reply {
             if rawPath == nil, let info {
                 fill(st!, try fileSystem().attributes(handle: info.pointee.fh))
+            } else if rawPath.map({ strcmp($0, "/") == 0 }) ?? true, mountBox().gate.isChecking {
+                // The mount answers at once; everything else waits for the check.
+                fill(st!, mountBox().provisionalRoot)
             } else {
                 fill(st!, try fileSystem().attributes(path(rawPath)))
             }
@@ -205,12 +212,13 @@ func fuseOperations() -> fuse_operations {
             return 0
         }
     }
+    // Handles exist only once the check has passed.
     ops.flush = { _, info in
-        fileSystem().flush(info!.pointee.fh)
+        try? fileSystem().flush(info!.pointee.fh)
         return 0
     }
     ops.release = { _, info in
-        fileSystem().release(info!.pointee.fh)
+        try? fileSystem().release(info!.pointee.fh)
         return 0
     }
     ops.fsync = { rawPath, _, info in

@@ -29,11 +29,21 @@ public struct MountRequest: Sendable {
 }
 
 /// Mounts a container and serves it until it is unmounted (fusermount3 -u, asicfs umount,
-/// SIGTERM/SIGINT/SIGHUP). Everything that can fail is checked before the mount exists, and
-/// errors are one line. By default the daemon detaches once the mount is ready.
+/// SIGTERM/SIGINT/SIGHUP). Errors are one line, and `asicfs mount` reports every one of them
+/// before it returns (with nothing left mounted). By default the daemon detaches once the mount
+/// is ready.
+///
+/// What a mount needs comes first: the mount point, the settings, the container's lock (so a
+/// second mount fails before anything is mounted). The container itself is opened and checked
+/// (central directory, names, manifest) on a thread of its own while the mount is already
+/// answering: until that check ends, the root folder's attributes are provisional and every
+/// other request waits for it (`MountGate`). A container that fails the check takes the mount
+/// away again and `asicfs mount` fails with the check's line, exactly as when the check came
+/// first. Browse mode checks each container when it is first entered, so it mounts at once.
 public enum Mounter {
     public static func run(_ request: MountRequest) throws -> Int32 {
         var request = request
+        let containerAsGiven = request.container
         guard let mountpoint = realpath(request.mountpoint, nil) else {
             throw ContainerError.io(path: request.mountpoint, operation: "cannot mount on", errno: errno)
         }
@@ -60,10 +70,22 @@ public enum Mounter {
         // Trust anchors are read now (a bad path fails the mount); trusted lists only when a
         // signature is first validated or signed.
         let environment = try SignatureEnvironment(configuration: request.configuration)
-        let fileSystem: any MountSource = browsing
-            ? try BrowseFileSystem(folder: request.container, readOnly: request.readOnly, environment: environment,
-                                   openContainers: request.openContainers)
-            : try ContainerFileSystem(containerPath: request.container, readOnly: request.readOnly, environment: environment)
+        let gate: MountGate
+        var check: (@Sendable () throws -> any MountSource)?
+        if browsing {
+            gate = MountGate(ready: try BrowseFileSystem(folder: request.container, readOnly: request.readOnly,
+                                                         environment: environment, openContainers: request.openContainers))
+        } else {
+            let lock = try ContainerLock.acquire(request.container)
+            let (path, readOnly) = (request.container, request.readOnly)
+            gate = MountGate()
+            check = {
+                TestHooks.holdMountCheck()
+                return try ContainerFileSystem(containerPath: path, readOnly: readOnly, environment: environment, lock: lock)
+            }
+        }
+        let provisionalRoot = NodeAttributes(kind: .directory, size: 0, permissions: request.readOnly ? 0o555 : 0o755,
+                                             modified: NodeAttributes(native: containerStatus).modified)
 
         var options = ["fsname=\(escapeOption(request.container))", "subtype=asicfs", "auto_unmount",
                        "max_read=\(FuseLimits.largestRequest)"]
@@ -83,7 +105,8 @@ public enum Mounter {
         var args = fuse_args(argc: Int32(arguments.count), argv: argv, allocated: 0)
         reportedModeMask = mode_t(request.umask)
         var ops = fuseOperations()
-        let retained = Unmanaged.passRetained(MountSourceBox(fileSystem))
+        let box = MountSourceBox(gate: gate, provisionalRoot: provisionalRoot)
+        let retained = Unmanaged.passRetained(box)
         defer { retained.release() }
         guard let fuse = fuse_new(&args, &ops, MemoryLayout<fuse_operations>.size, retained.toOpaque()) else {
             fuse_opt_free_args(&args)
@@ -96,9 +119,15 @@ public enum Mounter {
             throw ContainerError.refused("cannot mount on \(request.mountpoint)")
         }
         // Detach before any thread exists: fork() keeps only the calling thread.
-        if fuse_daemonize(request.foreground ? 1 : 0) != 0 {
-            fuse_unmount(fuse)
-            throw ContainerError.refused("cannot detach from the terminal")
+        let verdict: Detach.Verdict?
+        if request.foreground {
+            chdir("/")
+            verdict = nil
+        } else {
+            do { verdict = try Detach.intoDaemon() } catch {
+                fuse_unmount(fuse)
+                throw error
+            }
         }
         // From here on a detached daemon's stderr is /dev/null: errors go to the system log too.
         SystemLog.enabled = !request.foreground
@@ -110,9 +139,41 @@ public enum Mounter {
         let session = fuse_get_session(fuse)
         fuse_set_signal_handlers(session)
         let handle = FuseHandle(fuse)
-        fileSystem.start { path in invalidateKernelCache(handle.fuse, path) }
+        let start: @Sendable (any MountSource) -> Void = { source in
+            source.start { path in invalidateKernelCache(handle.fuse, path) }
+        }
+        if let check {
+            let loopThread = pthread_self()
+            let thread = Thread {
+                do {
+                    let source = try check()
+                    start(source)
+                    gate.open(with: source)
+                    // The root's provisional attributes give way to the checked ones.
+                    invalidateKernelCache(handle.fuse, "/")
+                    verdict?.ready()
+                } catch {
+                    gate.fail((error as? ContainerError)?.line(naming: containerAsGiven) ?? "\(error)")
+                    // Ends the loop as SIGTERM does (the handler libfuse set stops the session).
+                    pthread_kill(loopThread, SIGTERM)
+                }
+            }
+            thread.name = "asicfs-check"
+            thread.start()
+        } else if let source = gate.readySource {
+            start(source)
+            verdict?.ready()
+        }
         let loopResult = cfuse_loop_mt(fuse, 0)
         fuse_remove_signal_handlers(session)
+        guard let fileSystem = gate.settled() else {
+            // The check failed (or the mount was taken away while it ran and then it failed).
+            fuse_unmount(fuse)
+            let line = gate.failure ?? "the container check failed"
+            SystemLog.error(line)
+            verdict?.failed(line)
+            throw MountCheckFailure(description: line)
+        }
         fileSystem.stop()
         fuse_unmount(fuse)
         let failure = fileSystem.close()
@@ -128,6 +189,12 @@ public enum Mounter {
     private static func escapeOption(_ value: String) -> String {
         value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ",", with: "\\,")
     }
+}
+
+/// The container failed its check after the mount was made: the line `asicfs mount` printed
+/// (the CLI prints it as it is, naming the container already).
+public struct MountCheckFailure: Error, CustomStringConvertible {
+    public let description: String
 }
 
 /// fuse_mount starts fusermount3, whose auto_unmount watchdog lives as long as the mount and
@@ -250,3 +317,4 @@ public enum MountRegistry {
         return stat[stat.index(close, offsetBy: 2)]
     }
 }
+

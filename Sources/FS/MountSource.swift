@@ -58,13 +58,19 @@ enum FileTimes {
     static let omit = (1 << 30) - 2
 }
 
-/// Keeps the source alive for libfuse, which gets an untyped pointer (`private_data`), and
+/// Keeps the source alive for libfuse, which gets an untyped pointer (`private_data`), behind
+/// the gate that holds requests while a container is checked (see `MountGate`), and
 /// the listings of open folders: a listing is made once per opendir (and rewind) and handed
 /// out in pieces by offset, so that READDIRPLUS carries the attributes (libfuse passes them
 /// to the kernel only for entries filled with offsets; a listing filled all at once makes the
 /// kernel send one LOOKUP per name after it).
 final class MountSourceBox: @unchecked Sendable {
-    let source: any MountSource
+    let gate: MountGate
+    /// The root folder's attributes while the check runs: a folder, writable unless the mount
+    /// is read-only, with the container file's time. The check's own (a signed container's
+    /// root is not writable, and shows its newest file's time) replace them when it ends: the
+    /// kernel is then told to drop what it cached.
+    let provisionalRoot: NodeAttributes
     private let lock = NSLock()
     private var listings: [UInt64: Listing] = [:]
     private var nextListing: UInt64 = 1
@@ -74,7 +80,13 @@ final class MountSourceBox: @unchecked Sendable {
         var withAttributes: Bool
     }
 
-    init(_ source: any MountSource) { self.source = source }
+    init(gate: MountGate, provisionalRoot: NodeAttributes) {
+        self.gate = gate
+        self.provisionalRoot = provisionalRoot
+    }
+
+    /// The checked source (waits for the check; EIO when it failed).
+    var source: any MountSource { get throws { try gate.source() } }
 
     func openListing() -> UInt64 {
         lock.withLock {

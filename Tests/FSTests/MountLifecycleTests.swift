@@ -3,7 +3,7 @@ import XCTest
 
 /// Mounting, unmounting, signals, a killed daemon, and failures during a copy-in.
 final class MountLifecycleTests: XCTestCase {
-    func testMountingSomethingThatIsNotAContainerFailsBeforeMounting() throws {
+    func testMountingSomethingThatIsNotAContainerFailsAndLeavesNothingMounted() throws {
         let fixture = try MountFixture(self)
         try writeFile(Array("not a zip".utf8), fixture.container)
         let result = try Shell.run(MountFixture.binary, ["mount", fixture.container, fixture.mountpoint])
