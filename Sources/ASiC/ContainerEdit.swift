@@ -8,6 +8,10 @@ public struct NewDataFile: Sendable {
     public var bytes: [UInt8]?
     public var mediaType: String
     public var modified: Date?
+    /// Where the save can get the source's CRC-32 and SHA-256 without hashing it again (a file
+    /// copied into a mount is hashed while it is written). Used only when its CRC-32 equals
+    /// the one the save computes from the bytes it writes.
+    public var digest: (any ContentDigestSource)?
 
     /// `name` defaults to the source's base name, `mediaType` to a guess from the name.
     /// A small data file whose bytes are in memory.
@@ -404,7 +408,7 @@ private struct ContainerWriter {
         return try writer.write(
             name: file.name, from: source, compress: !MediaType.isAlreadyCompressed(file.name),
             level: DeflateLevel(zlib: edit.compressionLevel ?? ContainerEdit.automaticLevel(forSize: try source.size())),
-            modified: file.modified ?? Date()) { done in
+            modified: file.modified ?? Date(), known: file.digest?.digest(ofSize: try source.size())) { done in
                 progress?(doneBefore + done, total)
             }
     }

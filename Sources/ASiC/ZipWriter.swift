@@ -41,8 +41,11 @@ final class ZipWriter {
     }
 
     /// A data file streamed from `source`: deflated unless that would not make it smaller.
+    /// `known`: the source's CRC-32 and SHA-256 computed before (while it was written); the
+    /// SHA-256 is then not computed again, and taken only if the CRC-32 of the bytes written
+    /// here matches (otherwise it is computed from the source after all).
     func write(name: String, from source: PosixFile, compress: Bool, level: DeflateLevel, modified: Date,
-               progress: (Int64) -> Void) throws -> ZipEntry {
+               known: ContentDigest? = nil, progress: (Int64) -> Void) throws -> ZipEntry {
         let size = try source.size()
         var entry = newEntry(name: name, modified: modified, timestampExtra: true)
         entry.uncompressedSize = UInt64(size)
@@ -55,7 +58,8 @@ final class ZipWriter {
 
         var compressed: Int64 = 0
         var crc: UInt32 = 0
-        var hasher = Hasher(.sha256)
+        let known = known.flatMap { $0.size == size ? $0 : nil }
+        var hasher: Hasher? = known == nil ? Hasher(.sha256) : nil
         // A large file that does not compress (video, encrypted or random data under an unknown
         // name) would be deflated in full only to be stored after all: samples decide first.
         if compress, size >= Self.sampledSize, try !Self.looksCompressible(source, size: size) {
@@ -66,7 +70,7 @@ final class ZipWriter {
             if compressed >= size {
                 // Not worth it: store the bytes as they are.
                 entry.method = ZipMethod.stored
-                hasher = Hasher(.sha256)
+                if known == nil { hasher = Hasher(.sha256) }
             }
         }
         if entry.method == ZipMethod.stored {
@@ -80,7 +84,13 @@ final class ZipWriter {
         entry.compressedSize = UInt64(compressed)
         try file.write(localHeader(for: entry, zip64: zip64), at: headerOffset)
         offset = dataOffset + compressed
-        sha256ByName[name] = hasher.finish()
+        if let hasher {
+            sha256ByName[name] = hasher.finish()
+        } else if let known, known.crc32 == crc {
+            sha256ByName[name] = known.sha256
+        } else {
+            sha256ByName[name] = try Self.sha256(of: source, size: size)
+        }
         return entry
     }
 
@@ -282,15 +292,32 @@ final class ZipWriter {
     }
 
     /// Hashes `piece` on `helper` (call `helper.wait()` before the chunk is reused), or here.
-    private static func beginHashing(_ piece: UnsafeRawBufferPointer, into hasher: Hasher, on helper: HelperThread?) {
+    private static func beginHashing(_ piece: UnsafeRawBufferPointer, into hasher: Hasher?, on helper: HelperThread?) {
+        guard let hasher else { return }
         nonisolated(unsafe) let piece = piece
         if let helper { helper.begin { hasher.update(piece) } } else { hasher.update(piece) }
     }
 
+    /// The SHA-256 of a source read again (when a digest known before turned out stale).
+    private static func sha256(of source: PosixFile, size: Int64) throws -> [UInt8] {
+        let hasher = Hasher(.sha256)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var done: Int64 = 0
+        while done < size {
+            let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(min(Int64(chunkSize), size - done))])
+            try source.read(into: piece, at: done)
+            hasher.update(UnsafeRawBufferPointer(piece))
+            done += Int64(piece.count)
+        }
+        return hasher.finish()
+    }
+
     /// Streams `source` through deflate into the file at `at`; returns (crc, compressed size).
-    private func deflate(_ source: PosixFile, size: Int64, level: DeflateLevel, to at: Int64, hasher: Hasher,
+    private func deflate(_ source: PosixFile, size: Int64, level: DeflateLevel, to at: Int64, hasher: Hasher?,
                          progress: (Int64) -> Void) throws -> (UInt32, Int64) {
-        if let helper = Self.hashingHelper(forSize: size) {
+        if size >= 4 << 20, ProcessInfo.processInfo.activeProcessorCount > 1 {
+            let helper = HelperThread()
             defer { helper.stop() }
             return try deflateOnTwoThreads(source, size: size, level: level, to: at, hasher: hasher,
                                            helper: helper, progress: progress)
@@ -342,7 +369,7 @@ final class ZipWriter {
     /// feeds both to SHA-256, and the two pieces, each ending in a sync flush, are written in
     /// order as one stream (pigz's scheme; 1 MiB pieces cost well under 0.1 % in size).
     private func deflateOnTwoThreads(_ source: PosixFile, size: Int64, level: DeflateLevel, to at: Int64,
-                                     hasher: Hasher, helper: HelperThread,
+                                     hasher: Hasher?, helper: HelperThread,
                                      progress: (Int64) -> Void) throws -> (UInt32, Int64) {
         let piece = Self.chunkSize
         let window = 32 << 10
@@ -375,8 +402,8 @@ final class ZipWriter {
                     producedB = try second.deflatePiece(b, dictionary: UnsafeRawBufferPointer(rebasing: a[(a.count - window)...]),
                                                         last: last, into: outputB)
                 }
-                hasher.update(a)
-                hasher.update(b)
+                hasher?.update(a)
+                hasher?.update(b)
             }
             crc = crc32Update(crc, UnsafeRawBufferPointer(rebasing: input[0..<n]))
             let producedA = Result {
@@ -403,7 +430,7 @@ final class ZipWriter {
     }
 
     /// Copies `source` into the file at `at` unchanged, in one pass that also computes its CRC.
-    private func store(_ source: PosixFile, size: Int64, to at: Int64, hasher: Hasher,
+    private func store(_ source: PosixFile, size: Int64, to at: Int64, hasher: Hasher?,
                        progress: (Int64) -> Void) throws -> UInt32 {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
         defer { buffer.deallocate() }

@@ -28,6 +28,8 @@ final class Spool: @unchecked Sendable {
     var removed = false
     /// A write failed (disk full, I/O error): the bytes are incomplete and must not be committed.
     var failed: Error?
+    /// The bytes' digest, computed in the background while they arrive in order.
+    let digest = SpoolDigest()
 
     init(path: String, modified: Date = Date()) {
         self.path = path
@@ -42,7 +44,9 @@ final class Spool: @unchecked Sendable {
     /// Where a commit takes the bytes from.
     var source: NewDataFile {
         if let memory { return NewDataFile(bytes: memory, name: path) }
-        return NewDataFile(sourcePath: path)
+        var file = NewDataFile(sourcePath: path)
+        file.digest = digest
+        return file
     }
 
     /// Moves the bytes from memory into the spool file.
@@ -52,6 +56,7 @@ final class Spool: @unchecked Sendable {
         try memory.withUnsafeBytes { try created.write($0, at: 0) }
         file = created
         self.memory = nil
+        digest.spilled(to: path)
     }
 
     func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws {
@@ -68,14 +73,17 @@ final class Spool: @unchecked Sendable {
             }
         } catch {
             failed = error
+            digest.giveUp()
             throw error
         }
+        digest.wrote(at: offset, count: buffer.count)
         size = max(size, offset + Int64(buffer.count))
         modified = Date()
         generation += 1
     }
 
     func truncate(to length: Int64) throws {
+        digest.truncated(to: length)
         if memory != nil, length > Int64(Self.memoryLimit) { try spill() }
         if memory != nil {
             if memory!.count > Int(length) { memory!.removeSubrange(Int(length)...) } else {

@@ -35,6 +35,42 @@ final class KnownDigestTests: XCTestCase {
         return (textPath, randomPath)
     }
 
+    /// A digest handed in with a source (what a mount computed while the file was written).
+    private final class GivenDigest: ContentDigestSource, @unchecked Sendable {
+        let given: ContentDigest
+        init(_ given: ContentDigest) { self.given = given }
+        func digest(ofSize size: Int64) -> ContentDigest? { given }
+    }
+
+    private func digestOf(_ path: String) throws -> ContentDigest {
+        let running = RunningContentDigest()
+        try Data(contentsOf: URL(fileURLWithPath: path)).withUnsafeBytes { running.update($0) }
+        return running.finish()
+    }
+
+    func testADigestKnownBeforeTheSaveIsTakenWhenItsCRCMatchesAndRecomputedWhenNot() throws {
+        let (text, random) = try sources()
+        let right = try digestOf(text)
+        XCTAssertEqual(hex(right.sha256), try sha256sum(text))
+        // Known and right: the save records it (and its CRC agrees with the bytes written).
+        var known = NewDataFile(sourcePath: text)
+        known.digest = GivenDigest(right)
+        // Stale (another file's CRC and SHA-256, as after a change the tracking missed): the
+        // save must not take it, and computes the SHA-256 from the bytes after all.
+        var stale = NewDataFile(sourcePath: random)
+        stale.digest = GivenDigest(right)
+        let created = try Container.create(at: folder + "/given.asice", files: [known, stale])
+        XCTAssertTrue(created.knowsSHA256(of: "log.txt"))
+        XCTAssertEqual(hex(try created.sha256(of: "log.txt")), try sha256sum(text))
+        XCTAssertEqual(created.dataFile(named: "log.txt")?.entry.crc32, right.crc32)
+        XCTAssertTrue(created.knowsSHA256(of: "random.bin"))
+        XCTAssertEqual(hex(try created.sha256(of: "random.bin")), try sha256sum(random))
+        // The container itself is intact: every file reads back CRC-checked.
+        let reopened = try Container.open(folder + "/given.asice")
+        XCTAssertEqual(hex(try reopened.sha256(of: "random.bin")), try sha256sum(random))
+        XCTAssertEqual(hex(try reopened.sha256(of: "log.txt")), try sha256sum(text))
+    }
+
     func testSavedDataFilesAreKnownWithTheRightDigest() throws {
         let (text, random) = try sources()
         let path = folder + "/doc.asice"
