@@ -38,9 +38,10 @@
 //
 // Big requests, explicitly: max_write 1 MiB (libfuse then asks for max_pages 256, so reads and
 // writes travel in requests of up to 1 MiB), max_read 1 MiB (a mount option, see `Mounter`) and
-// max_readahead 1 MiB, which the kernel lowers to its own readahead (128 KiB by default: then a
-// sequential reader's requests arrive as 128 KiB pieces, several at once and slightly out of
-// order, which each open file's `EntryReader` window absorbs).
+// max_readahead 1 MiB, which the kernel lowers to the mount's read_ahead_kb (128 KiB by default:
+// then a sequential reader's requests arrive as 128 KiB pieces, several at once and slightly out
+// of order, which each open file's `EntryReader` window absorbs). Run as root, the mount raises
+// its own read_ahead_kb to 1 MiB (`MountReadahead`).
 //
 // libfuse runs callbacks on several threads at once (fuse_loop_mt, at most ten); the callbacks
 // capture nothing and reach the Swift state through fuse_get_context()->private_data. A read of

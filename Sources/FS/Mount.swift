@@ -118,6 +118,7 @@ public enum Mounter {
         guard StandardStreams.whileHelpersStart({ fuse_mount(fuse, request.mountpoint) }) == 0 else {
             throw ContainerError.refused("cannot mount on \(request.mountpoint)")
         }
+        MountReadahead.raise(at: request.mountpoint)
         // Detach before any thread exists: fork() keeps only the calling thread.
         let verdict: Detach.Verdict?
         if request.foreground {
@@ -142,9 +143,12 @@ public enum Mounter {
         let start: @Sendable (any MountSource) -> Void = { source in
             source.start { path in invalidateKernelCache(handle.fuse, path) }
         }
+        // Signalled when the check thread has done everything (it uses the session until then).
+        let checkEnded = DispatchSemaphore(value: check == nil ? 1 : 0)
         if let check {
             let loopThread = pthread_self()
             let thread = Thread {
+                defer { checkEnded.signal() }
                 do {
                     let source = try check()
                     start(source)
@@ -165,6 +169,8 @@ public enum Mounter {
             verdict?.ready()
         }
         let loopResult = cfuse_loop_mt(fuse, 0)
+        // Before the handlers go: a failed check may still send its SIGTERM.
+        checkEnded.wait()
         fuse_remove_signal_handlers(session)
         guard let fileSystem = gate.settled() else {
             // The check failed (or the mount was taken away while it ran and then it failed).

@@ -56,15 +56,15 @@ public final class HTTPClient: Sendable {
     public func send(_ request: HTTPRequest, body lent: UnsafeRawBufferPointer? = nil,
                      authorization: HTTPAuthorization? = nil) throws(HTTPError) -> HTTPResponse {
         try Self.validate(request)
-        guard curlIsReady else { throw .failed(url: request.url, message: "libcurl could not be initialised") }
+        guard ccurl_load() == 0 else { throw .failed(url: request.url, message: String(cString: ccurl_load_error())) }
         if options.cancellation?.isCancelled == true { throw .cancelled }
-        guard let curl = curl_easy_init() else { throw .failed(url: request.url, message: "libcurl has no memory") }
-        defer { curl_easy_cleanup(curl) }
+        guard let curl = ccurl_easy_init() else { throw .failed(url: request.url, message: "libcurl has no memory") }
+        defer { ccurl_easy_cleanup(curl) }
         let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         defer { errorText.deallocate() }
         errorText.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         var headers: UnsafeMutablePointer<curl_slist>? = nil
-        defer { curl_slist_free_all(headers) }
+        defer { ccurl_slist_free_all(headers) }
 
         let transfer = CurlTransfer(limit: options.maxResponseSize, cancellation: options.cancellation,
                                     identity: options.clientIdentity)
@@ -137,17 +137,17 @@ public final class HTTPClient: Sendable {
         if let accept = request.accept { lines.append("Accept: \(accept)") }
         lines += request.headers.map { "\($0.name): \($0.value)" }
         lines.append("Expect:")  // no 100-continue round trip (a 1 s stall with HTTP/1.0 servers)
-        for line in lines { headers = curl_slist_append(headers, line) }
+        for line in lines { headers = ccurl_slist_append(headers, line) }
         set(ccurl_setopt_ptr(curl, CURLOPT_HTTPHEADER, headers))
         guard !failedOption else { throw .failed(url: request.url, message: "libcurl refused an option") }
 
         let started = Date()
-        let code = withExtendedLifetime(transfer) { curl_easy_perform(curl) }
+        let code = withExtendedLifetime(transfer) { ccurl_easy_perform(curl) }
         var status = 0
         _ = ccurl_getinfo_long(curl, CURLINFO_RESPONSE_CODE, &status)
         if code != CURLE_OK {
             let curlText = String(cString: errorText)
-            let message = curlText.isEmpty ? String(cString: curl_easy_strerror(code)) : curlText
+            let message = curlText.isEmpty ? String(cString: ccurl_easy_strerror(code)) : curlText
             throw error(for: code, message: message, request: request, transfer: transfer,
                         elapsed: Date().timeIntervalSince(started), answered: status != 0)
         }
@@ -228,6 +228,3 @@ public final class HTTPClient: Sendable {
 
     private static func milliseconds(_ seconds: Double) -> Int { max(1, Int((seconds * 1000).rounded())) }
 }
-
-/// curl_global_init, run once: Swift initialises globals lazily and exactly once, thread-safely.
-private let curlIsReady: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
