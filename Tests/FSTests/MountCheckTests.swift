@@ -46,6 +46,19 @@ final class MountCheckTests: XCTestCase {
         return stat(path, &st) == 0 ? st.st_mode : nil
     }
 
+    /// Starts with the magic of a ZIP, but has no central directory.
+    private static let damaged = Array(("PK\u{3}\u{4} not really a zip" + String(repeating: ".", count: 200)).utf8)
+
+    private static let damagedLine = "not a valid ZIP file: no end-of-central-directory record (not a ZIP, or truncated)"
+
+    private func heldMountOfADamagedContainer() throws -> (MountFixture, HeldMount) {
+        let fixture = try MountFixture(self)
+        try writeFile(Self.damaged, fixture.container)
+        let mount = try HeldMount(fixture, container: fixture.container)
+        addTeardownBlock { unlink(mount.hold) }
+        return (fixture, mount)
+    }
+
     func testTheMountAnswersWhileTheCheckRunsAndRequestsWaitForIt() throws {
         let fixture = try MountFixture(self)
         // Signed: its root is not writable once checked, while the provisional root is.
@@ -73,11 +86,7 @@ final class MountCheckTests: XCTestCase {
     }
 
     func testAContainerThatFailsTheCheckTakesTheMountAwayAndMountReportsIt() throws {
-        let fixture = try MountFixture(self)
-        let damaged = Array(("PK\u{3}\u{4} not really a zip" + String(repeating: ".", count: 200)).utf8)
-        try writeFile(damaged, fixture.container)
-        let mount = try HeldMount(fixture, container: fixture.container)
-        addTeardownBlock { unlink(mount.hold) }
+        let (fixture, mount) = try heldMountOfADamagedContainer()
 
         XCTAssertTrue(fixture.isMounted)
         XCTAssertNotNil(mode(fixture.mountpoint))
@@ -88,17 +97,27 @@ final class MountCheckTests: XCTestCase {
         XCTAssertEqual(mount.release(), 1)
         let lines = mount.stderrText.split(separator: "\n")
         XCTAssertEqual(lines.count, 1, mount.stderrText)
-        XCTAssertEqual(lines.first.map(String.init), "asicfs: \(fixture.container): not a valid ZIP file: no end-of-central-directory record (not a ZIP, or truncated)")
+        XCTAssertEqual(lines.first.map(String.init), "asicfs: \(fixture.container): \(Self.damagedLine)")
         // The waiting listing got an error, not a hang; nothing stays mounted, nothing changed.
         XCTAssertNotEqual(Shell.wait(listing), 0)
         XCTAssertTrue(try String(contentsOfFile: fixture.folder + "/ls.err", encoding: .utf8).contains("Input/output error"))
         XCTAssertFalse(fixture.isMounted)
-        XCTAssertEqual(try readFile(fixture.container), damaged)
+        XCTAssertEqual(try readFile(fixture.container), Self.damaged)
         XCTAssertNil(try? FileManager.default.contentsOfDirectory(atPath: fixture.folder).first { $0.contains("asicfs-spool") })
         // The container is free again: a second mount gets as far as the same check.
         let again = try Shell.run(MountFixture.binary, ["mount", fixture.container, fixture.mountpoint])
         XCTAssertEqual(again.status, 1)
         XCTAssertEqual(again.stderr, mount.stderrText)
+    }
+
+    func testAMountTakenAwayWhileItsCheckRunsStillReportsTheCheck() throws {
+        let (fixture, mount) = try heldMountOfADamagedContainer()
+        // The loop ends first (fusermount3 -u); the check fails after that.
+        XCTAssertEqual(try Shell.run("fusermount3", ["-u", fixture.mountpoint]).status, 0)
+        XCTAssertFalse(fixture.isMounted)
+        XCTAssertEqual(mount.release(), 1)
+        XCTAssertEqual(mount.stderrText, "asicfs: \(fixture.container): \(Self.damagedLine)\n")
+        XCTAssertEqual(try readFile(fixture.container), Self.damaged)
     }
 
     func testAForegroundMountReportsAFailedCheckTheSameWay() throws {
