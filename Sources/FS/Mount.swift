@@ -118,7 +118,6 @@ public enum Mounter {
         guard StandardStreams.whileHelpersStart({ fuse_mount(fuse, request.mountpoint) }) == 0 else {
             throw ContainerError.refused("cannot mount on \(request.mountpoint)")
         }
-        MountReadahead.raise(at: request.mountpoint)
         // Detach before any thread exists: fork() keeps only the calling thread.
         let verdict: Detach.Verdict?
         if request.foreground {
