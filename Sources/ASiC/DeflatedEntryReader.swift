@@ -155,8 +155,8 @@ final class InflatePipeline: @unchecked Sendable {
     private let free: UnsafeMutablePointer<UnsafeMutableRawBufferPointer?>
     // Ring positions: each is moved by one side only.
     private var readyIn = 0, readyOut = 0, freeIn = 0, freeOut = 0
-    private let readySignal = DispatchSemaphore(value: 0)
-    private let freeSignal = DispatchSemaphore(value: 0)
+    private let readySignal = PollingSemaphore()
+    private let freeSignal = PollingSemaphore()
     private let stopping = Atomic<Bool>(false)
     // The producer's alone.
     private var cursor: DeflatedEntryContent.Cursor?
@@ -175,7 +175,6 @@ final class InflatePipeline: @unchecked Sendable {
         for index in 0..<DeflatedEntryReader.bufferCount {
             free[freeIn % capacity] = UnsafeMutableRawBufferPointer(rebasing: memory[index * chunk..<(index + 1) * chunk])
             freeIn += 1
-            // (A semaphore made with a count > 0 must not be freed below it: count up from 0.)
             if threaded { freeSignal.signal() }
         }
         if threaded {

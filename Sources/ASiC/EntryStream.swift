@@ -263,6 +263,35 @@ final class Baton: Sendable {
     private static let spinNanoseconds: UInt64 = 500_000
 }
 
+/// A counting semaphore whose `wait` polls (yielding the core) for up to half a millisecond
+/// before it sleeps, for the same reason as `Baton`: a thread that sleeps at every handoff is
+/// woken on its partner's core by this VM's scheduler. `count` is the permits left; below zero,
+/// minus the number of sleepers.
+final class PollingSemaphore: Sendable {
+    private let count = Atomic<Int>(0)
+    private let sleepers = DispatchSemaphore(value: 0)
+
+    func signal() {
+        if count.add(1, ordering: .sequentiallyConsistent).oldValue < 0 { sleepers.signal() }
+    }
+
+    func wait() {
+        let start = DispatchTime.now().uptimeNanoseconds
+        var spins = 0
+        while true {
+            let available = count.load(ordering: .acquiring)
+            if available > 0 {
+                if count.compareExchange(expected: available, desired: available - 1, ordering: .sequentiallyConsistent).exchanged { return }
+                continue
+            }
+            sched_yield()
+            spins += 1
+            if spins & 15 == 0 && DispatchTime.now().uptimeNanoseconds - start > 500_000 { break }
+        }
+        if count.subtract(1, ordering: .sequentiallyConsistent).oldValue <= 0 { sleepers.wait() }
+    }
+}
+
 /// The first error of several threads; later ones are dropped.
 final class FirstFailure: @unchecked Sendable {
     private let lock = NSLock()
