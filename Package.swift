@@ -49,7 +49,7 @@ let package = Package(
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
         .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "CLinux", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
-        .target(name: "CLI", dependencies: ["ASiC", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust", "PKCS11"]),
+        .target(name: "CLI", dependencies: ["ASiC", "CLinux", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust", "PKCS11"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),
 
         // Fuzz entry points: a corpus replayer by default, libFuzzer targets with -DFUZZING.

@@ -1,4 +1,5 @@
 import ASiC
+import CLinux
 import Configuration
 import FS
 import Foundation
@@ -131,6 +132,9 @@ enum UnmountCommand {
     private static func waitForExit(of daemon: MountRegistry.Daemon) throws {
         let start = Date()
         var told = false
+        // Woken the moment the daemon exits (a pidfd polls readable then), not on a timer.
+        let exited = clinux_pidfd_open(daemon.pid)
+        defer { if exited >= 0 { close(exited) } }
         while daemon.isRunning {
             let waited = Date().timeIntervalSince(start)
             if waited > longestWait {
@@ -144,7 +148,12 @@ enum UnmountCommand {
                     : " (a large change takes a while)"
                 Terminal.error("waiting for the asicfs daemon (pid \(daemon.pid)) to save \(daemon.container)\(why)")
             }
-            usleep(20_000)
+            if exited >= 0 {
+                var ready = pollfd(fd: exited, events: Int16(POLLIN), revents: 0)
+                _ = poll(&ready, 1, 100)
+            } else {
+                usleep(20_000)
+            }
         }
     }
 

@@ -20,4 +20,6 @@ static inline int clinux_o_path(void) { return __O_PATH; }
 static inline int clinux_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
 }
+// pidfd_open(2): a descriptor that polls readable when the process exits (glibc 2.36 has no wrapper).
+static inline int clinux_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0u); }
 #endif
