@@ -405,10 +405,11 @@ private struct ContainerWriter {
                                     modified: file.modified ?? Date(), timestampExtra: true, isDataFile: true)
         }
         let source = try PosixFile.openForReading(file.sourcePath)
+        let size = try source.size()
         return try writer.write(
             name: file.name, from: source, compress: !MediaType.isAlreadyCompressed(file.name),
-            level: DeflateLevel(zlib: edit.compressionLevel ?? ContainerEdit.automaticLevel(forSize: try source.size())),
-            modified: file.modified ?? Date(), known: file.digest?.digest(ofSize: try source.size())) { done in
+            level: DeflateLevel(zlib: edit.compressionLevel ?? ContainerEdit.automaticLevel(forSize: size)),
+            modified: file.modified ?? Date(), known: file.digest?.digest(ofSize: size)) { done in
                 progress?(doneBefore + done, total)
             }
     }

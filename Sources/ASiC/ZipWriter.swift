@@ -316,8 +316,7 @@ final class ZipWriter {
     /// Streams `source` through deflate into the file at `at`; returns (crc, compressed size).
     private func deflate(_ source: PosixFile, size: Int64, level: DeflateLevel, to at: Int64, hasher: Hasher?,
                          progress: (Int64) -> Void) throws -> (UInt32, Int64) {
-        if size >= 4 << 20, ProcessInfo.processInfo.activeProcessorCount > 1 {
-            let helper = HelperThread()
+        if let helper = Self.hashingHelper(forSize: size) {
             defer { helper.stop() }
             return try deflateOnTwoThreads(source, size: size, level: level, to: at, hasher: hasher,
                                            helper: helper, progress: progress)

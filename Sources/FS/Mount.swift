@@ -72,9 +72,12 @@ public enum Mounter {
         let environment = try SignatureEnvironment(configuration: request.configuration)
         let gate: MountGate
         var check: (@Sendable () throws -> any MountSource)?
+        var browseSource: BrowseFileSystem?
         if browsing {
-            gate = MountGate(ready: try BrowseFileSystem(folder: request.container, readOnly: request.readOnly,
-                                                         environment: environment, openContainers: request.openContainers))
+            let source = try BrowseFileSystem(folder: request.container, readOnly: request.readOnly,
+                                              environment: environment, openContainers: request.openContainers)
+            browseSource = source
+            gate = MountGate(ready: source)
         } else {
             let lock = try ContainerLock.acquire(request.container)
             let (path, readOnly) = (request.container, request.readOnly)
@@ -163,15 +166,16 @@ public enum Mounter {
             }
             thread.name = "asicfs-check"
             thread.start()
-        } else if let source = gate.readySource {
-            start(source)
+        } else if let browseSource {
+            start(browseSource)
             verdict?.ready()
         }
         let loopResult = cfuse_loop_mt(fuse, 0)
         // Before the handlers go: a failed check may still send its SIGTERM.
         checkEnded.wait()
         fuse_remove_signal_handlers(session)
-        guard let fileSystem = gate.settled() else {
+        // Settled by now (the check thread has ended): the source, or why the check failed.
+        guard let fileSystem = try? gate.source() else {
             // The check failed (or the mount was taken away while it ran and then it failed).
             fuse_unmount(fuse)
             let line = gate.failure ?? "the container check failed"
@@ -322,4 +326,3 @@ public enum MountRegistry {
         return stat[stat.index(close, offsetBy: 2)]
     }
 }
-

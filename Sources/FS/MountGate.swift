@@ -34,14 +34,6 @@ final class MountGate: @unchecked Sendable {
         }
     }
 
-    /// The source if the check has passed, without waiting.
-    var readySource: (any MountSource)? {
-        condition.withLock {
-            if case .ready(let source) = state { return source }
-            return nil
-        }
-    }
-
     /// True while the check runs (the root's attributes are then provisional).
     var isChecking: Bool {
         condition.withLock {
@@ -55,19 +47,6 @@ final class MountGate: @unchecked Sendable {
         condition.withLock {
             if case .failed(let reason) = state { return reason }
             return nil
-        }
-    }
-
-    /// Waits for the check to end: the source, or nil when it failed.
-    func settled() -> (any MountSource)? {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            switch state {
-            case .ready(let source): return source
-            case .failed: return nil
-            case .checking: condition.wait()
-            }
         }
     }
 

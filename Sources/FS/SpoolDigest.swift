@@ -20,19 +20,18 @@ final class SpoolDigest: ContentDigestSource, @unchecked Sendable {
     private var inOrder = true
     private var fd: Int32 = -1
     private var requested: Int64 = 0
-    /// Set once the digest is finished: a later write cannot be added to it.
-    private var finishedUnderLock: ContentDigest?
+    /// Set once the digest is finished (on `queue`): a later write cannot be added to it.
+    private var finished: ContentDigest?
     // On `queue` only.
     private var hashed: Int64 = 0
     private var running = RunningContentDigest()
-    private var finished: ContentDigest?
 
     deinit { if fd >= 0 { close(fd) } }
 
     /// After `count` bytes were written at `offset`.
     func wrote(at offset: Int64, count: Int) {
         let hashNow: Bool = lock.withLock {
-            guard inOrder, finishedUnderLock == nil else { inOrder = false; return false }
+            guard inOrder, finished == nil else { inOrder = false; return false }
             guard offset == frontier else { inOrder = false; return false }
             frontier += Int64(count)
             guard fd >= 0, frontier - requested >= Int64(Self.step) else { return false }
@@ -64,16 +63,14 @@ final class SpoolDigest: ContentDigestSource, @unchecked Sendable {
     /// (hashes what is left first; the save calls it once no one writes any more).
     func digest(ofSize size: Int64) -> ContentDigest? {
         Self.queue.sync {
-            if finished == nil {
+            if lock.withLock({ finished }) == nil {
                 hashWhatArrived(all: true)
                 let (end, ordered) = lock.withLock { (frontier, inOrder) }
                 guard ordered, end == hashed else { return nil }
                 let made = running.finish()
-                lock.withLock { finishedUnderLock = made }
-                finished = made
+                lock.withLock { finished = made }
             }
-            guard lock.withLock({ inOrder }), finished?.size == size else { return nil }
-            return finished
+            return lock.withLock { inOrder && finished?.size == size ? finished : nil }
         }
     }
 
@@ -82,8 +79,8 @@ final class SpoolDigest: ContentDigestSource, @unchecked Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.step, alignment: 16)
         defer { buffer.deallocate() }
         while true {
-            let (end, ordered, file) = lock.withLock { (frontier, inOrder, fd) }
-            guard ordered, file >= 0, finished == nil else { return }
+            let (end, ordered, file, done) = lock.withLock { (frontier, inOrder, fd, finished != nil) }
+            guard ordered, file >= 0, !done else { return }
             let available = end - hashed
             guard available > 0, all || available >= Int64(Self.step) else { return }
             let count = Int(min(Int64(Self.step), available))
