@@ -14,6 +14,8 @@ let mountCommand = Command(
     container is unsigned, files can be copied in, changed, renamed and removed; the container
     is saved atomically a moment after the last change, on fsync and at unmount. A signed
     container is read-only (EPERM). The mount is private to you unless -o allow_other.
+    The mount point answers at once, and what is inside waits until the container is checked;
+    mount returns then, or fails with the check's error and leaves nothing mounted.
 
     Browse mode (a DIRECTORY): every .asice, .sce, .bdoc and .asics file below it (any case)
     that is a container is a folder laid out as above (.asics read-only); everything else is
