@@ -21,9 +21,10 @@ packages=(
   # PKCS#11: p11-kit (build: libp11-kit-dev; it finds registered modules), SoftHSM tokens for the
   # tests and the demo, OpenSC's module and pkcs11-tool
   softhsm2 p11-kit libp11-kit-dev opensc
-  # desktop and system integration tests: getfattr, xdg-mime, gio, desktop-file-validate, xmllint,
+  # desktop and system integration tests: getfattr, strace (what `ls -l` asks), xdg-mime, gio,
+  # desktop-file-validate, xmllint,
   # notify-send (faked in the tests), dpkg-deb and dpkg-shlibdeps for `make deb`
-  attr xdg-utils libglib2.0-bin desktop-file-utils shared-mime-info libxml2-utils libnotify-bin dpkg-dev
+  attr strace xdg-utils libglib2.0-bin desktop-file-utils shared-mime-info libxml2-utils libnotify-bin dpkg-dev
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 

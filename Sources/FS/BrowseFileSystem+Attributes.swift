@@ -19,7 +19,14 @@ extension BrowseFileSystem {
         try withPlace(path) { place in
             switch place {
             case .plain(let relative): return try folder.extendedAttribute(relative, name: name)
-            case .child(let child, let inner): return try child.fileSystem.extendedAttribute(inner, name: name)
+            case .child(let child, let inner):
+                // ENODATA, not the single mount's EOPNOTSUPP: `ls -lR` stops asking a whole mount
+                // after one EOPNOTSUPP, and the real files beside a container may have ACLs.
+                do {
+                    return try child.fileSystem.extendedAttribute(inner, name: name)
+                } catch let error as FileSystemError where error.code == EOPNOTSUPP {
+                    throw FileSystemError(ENODATA)
+                }
             case .container, .newContainer: throw FileSystemError(ENODATA)
             }
         }

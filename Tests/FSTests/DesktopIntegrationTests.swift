@@ -69,6 +69,36 @@ final class DesktopIntegrationTests: XCTestCase {
         try fixture.unmount()
     }
 
+    /// A container keeps no security labels and no ACLs, and says so (EOPNOTSUPP) instead of
+    /// "no such attribute": then `ls -l` asks the mount once, not twice per file.
+    func testSecurityLabelsAndACLsAreNotSupportedSoLsAsksOnce() throws {
+        let fixture = try MountFixture(self)
+        var paths: [String] = []
+        for index in 0..<30 {
+            let path = fixture.folder + "/file-\(index).txt"
+            try writeFile(Array("\(index)\n".utf8), path)
+            paths.append(path)
+        }
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container] + paths).status, 0)
+        try fixture.mount(try settings())
+        for name in ["security.selinux", "system.posix_acl_access", "trusted.anything"] {
+            let label = try Shell.run("/usr/bin/getfattr", ["-n", name, fixture.path("file-0.txt")])
+            XCTAssertTrue(label.stderr.contains("Operation not supported"), "\(name): \(label.stderr)")
+        }
+        let user = try Shell.run("/usr/bin/getfattr", ["-n", "user.nothing", fixture.path("file-0.txt")])
+        XCTAssertTrue(user.stderr.contains("No such attribute"), user.stderr)
+
+        let trace = fixture.folder + "/ls.trace"
+        let listed = try Shell.run("/usr/bin/strace", ["-f", "-o", trace, "-e", "trace=getxattr,lgetxattr,fgetxattr",
+                                                       "/bin/ls", "-l", fixture.mountpoint])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        XCTAssertEqual(listed.stdout.split(separator: "\n").filter { $0.contains("file-") }.count, 30, listed.stdout)
+        let asked = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.contains("xattr(") }
+        XCTAssertGreaterThan(asked.count, 0, "ls -l asks at least once")
+        XCTAssertLessThanOrEqual(asked.count, 4, "ls -l of 30 files asked \(asked.count) times:\n\(asked.joined(separator: "\n"))")
+        try fixture.unmount()
+    }
+
     func testOpenMountsForTheDesktopAndCloseUnmounts() throws {
         let fixture = try MountFixture(self)
         try newContainer(fixture)
