@@ -19,6 +19,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // libcurl, loaded on first use (dlopen): see Sources/CCurl/include/ccurl.h.
         .target(name: "CCurl"),
+        // One reader of /dev/fuse at a time, polling briefly before it sleeps: see its header.
+        .target(name: "CFuseReader", linkerSettings: [.linkedLibrary("fuse3")]),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CPCSC", pkgConfig: "libpcsclite", providers: [.apt(["libpcsclite-dev"])]),
@@ -47,7 +49,7 @@ let package = Package(
         // One signing session for every method, and the signers (one folder each), and the PIN entry they share.
         .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard", "PKCS11"]),
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
-        .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "CLinux", "Configuration", "Validation", "Signing"]),
+        .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "CFuseReader", "CLinux", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
         .target(name: "CLI", dependencies: ["ASiC", "CLinux", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust", "PKCS11"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),

@@ -813,6 +813,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// Writes the view into the container now (fsync, unmount, and the scheduler call this).
     /// Files still open for writing keep their old (or no) content in this commit.
     public func commit() throws {
+        FuseReader.mayWait()
         commitLock.lock(); defer { commitLock.unlock() }
         // Nothing to save (an unmount of a mount nobody changed): no plan over every file.
         guard lock.withLock({ pendingChanges }) else { return }
@@ -945,8 +946,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
         // (A spool whose write failed is not rescued: its writer was told, and its bytes are partial.)
         let stillOpen = lock.withLock {
             view.contains { name, entry in
-                guard !transient.matches(name), case .spooled(let spool) = entry else { return false }
-                return spool.failed == nil
+                guard case .spooled(let spool) = entry else { return false }
+                return spool.failed == nil && !transient.matches(name)
             }
         }
         if stillOpen {

@@ -46,7 +46,9 @@
 // buffer per worker thread).
 //
 // libfuse runs callbacks on several threads at once (fuse_loop_mt, at most ten); the callbacks
-// capture nothing and reach the Swift state through fuse_get_context()->private_data. A read of
+// capture nothing and reach the Swift state through fuse_get_context()->private_data. In a
+// container mount one of them at a time reads /dev/fuse and serves what it read itself
+// (`FuseReader`); whatever may wait gives that role away first. A read of
 // `status/wait` (or of `status/<method>`, waiting for the verification code) may block its
 // thread for as long as a signing runs (the others go on serving);
 // it gives up when the reader is interrupted (FUSE_INTERRUPT) or the session ends (a signal),

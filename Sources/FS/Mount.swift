@@ -141,6 +141,9 @@ public enum Mounter {
 
         let session = fuse_get_session(fuse)
         fuse_set_signal_handlers(session)
+        // Browse mode keeps libfuse's readers: its requests reach real files and containers
+        // opened on demand, whose waits no rule here foresees.
+        if check != nil { FuseReader.install(fuse) }
         let handle = FuseHandle(fuse)
         let start: @Sendable (any MountSource) -> Void = { source in
             source.start { path in invalidateKernelCache(handle.fuse, path) }

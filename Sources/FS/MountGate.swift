@@ -29,7 +29,9 @@ final class MountGate: @unchecked Sendable {
             switch state {
             case .ready(let source): return source
             case .failed: throw FileSystemError(EIO)
-            case .checking: condition.wait()
+            case .checking:
+                FuseReader.mayWait()
+                condition.wait()
             }
         }
     }

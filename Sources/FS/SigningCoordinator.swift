@@ -303,6 +303,7 @@ final class SigningCoordinator: @unchecked Sendable {
         }
         waiters += 1
         defer { waiters -= 1 }
+        FuseReader.mayWait()
         while busy() {
             if let code = stop() { throw FileSystemError(code) }
             _ = condition.wait(until: Date().addingTimeInterval(0.1))

@@ -19,6 +19,7 @@ enum TestHooks {
 
     private static func hold(_ path: String?) {
         guard let gate = path, access(gate, F_OK) == 0 else { return }
+        FuseReader.mayWait()
         let marker = gate + ".held"
         let fd = open(marker, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
         if fd >= 0 { close(fd) }

@@ -12,6 +12,8 @@ struct TransientNames: Sendable {
     static let defaults = ["*~", ".#*", "#*#", ".~lock.*#", "*.swp", "*.swx", ".goutputstream-*", ".nfs*",
                            ".DS_Store", "Thumbs.db", "desktop.ini", "._*"]
     let patterns: [String]
+    /// The patterns as C strings, made once: `matches` runs for every name at every save.
+    private let cPatterns: [[CChar]]
 
     init(configuration: Configuration) {
         if let value = configuration["transient-names"] {
@@ -19,14 +21,15 @@ struct TransientNames: Sendable {
         } else {
             patterns = Self.defaults
         }
+        cPatterns = patterns.map { Array($0.utf8CString) }
     }
 
     /// True when the last part of `name` (a data file's path in the container) matches.
     func matches(_ name: String) -> Bool {
-        guard !patterns.isEmpty else { return false }
-        let last = name.split(separator: "/").last.map(String.init) ?? name
+        guard !cPatterns.isEmpty else { return false }
+        let last = name.lastIndex(of: "/").map { String(name[name.index(after: $0)...]) } ?? name
         // No FNM_PERIOD: "*.swp" must match vim's ".report.csv.swp".
-        return patterns.contains { fnmatch($0, last, 0) == 0 }
+        return last.withCString { cName in cPatterns.contains { fnmatch($0, cName, 0) == 0 } }
     }
 
     /// The folders desktops make for their trash (freedesktop.org trash spec, per mount).

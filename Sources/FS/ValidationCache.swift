@@ -26,10 +26,12 @@ final class ValidationCache: @unchecked Sendable {
                 return cached.report
             }
             if running == nil { break }
+            FuseReader.mayWait()
             condition.wait()
         }
         running = generation
         condition.unlock()
+        FuseReader.mayWait()
 
         // The validator loads the trust store once per mount (trust anchors, trusted lists).
         let report = environment.validator().validate(snapshot)

@@ -74,6 +74,11 @@ final class MountCheckTests: XCTestCase {
         usleep(300_000)
         XCTAssertEqual(waitpid(listing, nil, WNOHANG), 0, "a listing must wait for the check")
         XCTAssertTrue(mount.isWaiting, "asicfs mount must wait for the check")
+        // The request that waits has given the reader role away: the root still answers
+        // (--cached=never: a request, not the kernel's cached attributes).
+        let again = try Shell.run("/usr/bin/timeout", ["5", "/usr/bin/stat", "--cached=never", "-c", "%a", fixture.mountpoint])
+        XCTAssertEqual(again.status, 0, "the root stopped answering while a listing waited: \(again.stderr)")
+        XCTAssertEqual(again.stdout, "755\n")
 
         XCTAssertEqual(mount.release(), 0, mount.stderrText)
         XCTAssertEqual(mount.stderrText, "")

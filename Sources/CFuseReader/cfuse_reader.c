@@ -1,0 +1,99 @@
+#define _GNU_SOURCE
+#define FUSE_USE_VERSION 31
+#include <fuse3/fuse.h>
+#include <fuse3/fuse_lowlevel.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cfuse_reader.h"
+
+static pthread_mutex_t role_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t role_free = PTHREAD_COND_INITIALIZER;
+static int role_taken;
+static __thread int holds_role;
+static long poll_ns;
+// Set while a thread holds the role: a worker that libfuse lets end (too many idle ones) gives
+// the role up on its way out.
+static pthread_key_t holder_key;
+static pthread_once_t holder_key_once = PTHREAD_ONCE_INIT;
+
+static void release_role(void) {
+    holds_role = 0;
+    pthread_setspecific(holder_key, NULL);
+    pthread_mutex_lock(&role_lock);
+    role_taken = 0;
+    pthread_cond_signal(&role_free);
+    pthread_mutex_unlock(&role_lock);
+}
+
+static void release_at_exit(void *unused) {
+    (void)unused;
+    release_role();
+}
+
+static void make_holder_key(void) { pthread_key_create(&holder_key, release_at_exit); }
+
+static void unlock_on_cancel(void *mutex) { pthread_mutex_unlock(mutex); }
+
+// Waits until no thread holds the role, then takes it. A cancellation point (libfuse cancels
+// its workers when the session ends).
+static void take_role(void) {
+    pthread_mutex_lock(&role_lock);
+    pthread_cleanup_push(unlock_on_cancel, &role_lock);
+    while (role_taken) pthread_cond_wait(&role_free, &role_lock);
+    role_taken = 1;
+    pthread_cleanup_pop(1);
+    holds_role = 1;
+    pthread_setspecific(holder_key, (void *)1);
+}
+
+void cfuse_reader_yield(void) {
+    if (holds_role) release_role();
+}
+
+static long elapsed_ns(const struct timespec *start) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - start->tv_sec) * 1000000000L + (now.tv_nsec - start->tv_nsec);
+}
+
+// Polls (without sleeping) until a request is there or `poll_ns` has passed.
+static void brief_poll(int fd) {
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    struct pollfd device = { .fd = fd, .events = POLLIN };
+    while (poll(&device, 1, 0) == 0 && elapsed_ns(&start) < poll_ns) {}
+}
+
+static ssize_t reader_read(int fd, void *buffer, size_t length, void *userdata) {
+    (void)userdata;
+    if (!holds_role) take_role();
+    brief_poll(fd);
+    ssize_t count = read(fd, buffer, length);
+    if (count < 0) {
+        // EINTR (a signal), ENODEV (unmounted): let the next worker see it too.
+        int error = errno;
+        release_role();
+        errno = error;
+    }
+    return count;
+}
+
+static ssize_t reader_writev(int fd, struct iovec *iov, int count, void *userdata) {
+    (void)userdata;
+    return writev(fd, iov, count);
+}
+
+int cfuse_reader_install(void *fuse, long spin_ns) {
+    static struct fuse_custom_io io = { .read = reader_read, .writev = reader_writev };
+    pthread_once(&holder_key_once, make_holder_key);
+    poll_ns = spin_ns;
+    struct fuse_session *session = fuse_get_session(fuse);
+    return fuse_session_custom_io(session, &io, fuse_session_fd(session));
+}

@@ -1,0 +1,24 @@
+import CFuseReader
+
+/// One reader of /dev/fuse at a time in a container mount, polling briefly before it sleeps
+/// (`Sources/CFuseReader/include/cfuse_reader.h` says why). The thread that read a request
+/// serves it and reads the next, so a program sending request after request never waits for
+/// a sleeping thread to be woken: measured with `cp` of 1,000 small files into a mount, the
+/// copy took 150-190 ms instead of 230-270 ms.
+///
+/// Whatever may wait calls `mayWait()` first, so that another worker reads the requests that
+/// come meanwhile: the container check (`MountGate`), a signing's `status/wait`, a validation,
+/// a save, and the tests' hold hooks.
+enum FuseReader {
+    /// How long the reader polls for the next request before it sleeps in read().
+    static let pollNanoseconds = 50_000
+
+    /// Installs the reader on a mount's session (after fuse_mount, before the loop). When
+    /// libfuse refuses, its own readers stay: slower, not wrong.
+    static func install(_ fuse: OpaquePointer) {
+        _ = cfuse_reader_install(UnsafeMutableRawPointer(fuse), pollNanoseconds)
+    }
+
+    /// Gives the reader role away if this thread holds it (a no-op elsewhere).
+    static func mayWait() { cfuse_reader_yield() }
+}
