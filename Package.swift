@@ -15,10 +15,11 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // ISA-L igzip: inflate, deflate and CRC-32 (zlib stays for crc32_combine, which ISA-L lacks).
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
-        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // libcurl, loaded on first use (dlopen): see Sources/CCurl/include/ccurl.h.
         .target(name: "CCurl"),
+        // libxml2, loaded on first use (dlopen): see Sources/CLibXML2/include/cxml.h.
+        .target(name: "CLibXML2"),
         // One reader of /dev/fuse at a time, polling briefly before it sleeps: see its header.
         .target(name: "CFuseReader", linkerSettings: [.linkedLibrary("fuse3")]),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),

@@ -33,19 +33,19 @@ extension XMLElement {
                               inclusivePrefixes: [String] = []) throws -> [UInt8] {
         guard let document = node.pointee.doc else { throw XMLError("the element has no document") }
         var visibility = Visibility(apex: node, excluded: excluded?.node)
-        guard let buffer = xmlAllocOutputBuffer(nil) else { throw XMLError("out of memory") }
-        defer { xmlOutputBufferClose(buffer) }
+        guard let buffer = cxml_AllocOutputBuffer(nil) else { throw XMLError("out of memory") }
+        defer { cxml_OutputBufferClose(buffer) }
         let mode: Int32 = switch method.mode {
         case .c14n10: Int32(XML_C14N_1_0.rawValue)
         case .c14n11: Int32(XML_C14N_1_1.rawValue)
         case .exclusive: Int32(XML_C14N_EXCLUSIVE_1_0.rawValue)
         }
         // libxml2 wants a NULL-terminated array of C strings for the InclusiveNamespaces list.
-        var prefixes: [UnsafeMutablePointer<xmlChar>?] = inclusivePrefixes.map { xmlStrdup($0) } + [nil]
+        var prefixes: [UnsafeMutablePointer<xmlChar>?] = inclusivePrefixes.map { cxml_Strdup($0) } + [nil]
         defer { prefixes.forEach { if let p = $0 { cxml_free(p) } } }
         let result = withUnsafeMutablePointer(to: &visibility) { context in
             prefixes.withUnsafeMutableBufferPointer { list in
-                xmlC14NExecute(document, { userData, candidate, parent in
+                cxml_C14NExecute(document, { userData, candidate, parent in
                     guard let userData else { return 0 }
                     let rule = userData.assumingMemoryBound(to: Visibility.self).pointee
                     // Namespace and attribute nodes are visible when their element is.
@@ -63,8 +63,8 @@ extension XMLElement {
             }
         }
         guard result >= 0 else { throw XMLError("canonicalization failed") }
-        let size = Int(xmlOutputBufferGetSize(buffer))
-        guard size > 0, let content = xmlOutputBufferGetContent(buffer) else { return [] }
+        let size = Int(cxml_OutputBufferGetSize(buffer))
+        guard size > 0, let content = cxml_OutputBufferGetContent(buffer) else { return [] }
         return Array(UnsafeBufferPointer(start: content, count: size))
     }
 }

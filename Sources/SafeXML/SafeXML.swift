@@ -17,37 +17,36 @@ public final class SafeXMLDocument {
     public let document: xmlDocPtr
 
     private init(_ document: xmlDocPtr) { self.document = document }
-    deinit { xmlFreeDoc(document) }
-
-    static let parserReady: Void = { xmlInitParser() }()
+    deinit { cxml_FreeDoc(document) }
 
     /// Parses `bytes`; `name` is used in error messages.
     public static func parse(_ bytes: [UInt8], name: String) throws -> SafeXMLDocument {
-        _ = parserReady
+        // libxml2 is loaded here, on first use (see Sources/CLibXML2/shim.h).
+        guard cxml_load() == 0 else { throw XMLError(String(cString: cxml_load_error())) }
         let text = try XMLEncoding.utf8(bytes)
         if containsDoctype(text.bytes) {
             throw XMLError("it declares a DTD or entities, which are not allowed")
         }
-        guard let context = xmlNewParserCtxt() else { throw XMLError("out of memory") }
-        defer { xmlFreeParserCtxt(context) }
+        guard let context = cxml_NewParserCtxt() else { throw XMLError("out of memory") }
+        defer { cxml_FreeParserCtxt(context) }
         var options = XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue
         // Converted text is UTF-8 whatever its declaration says.
         if text.converted { options |= XML_PARSE_IGNORE_ENC.rawValue }
         let doc = text.bytes.withUnsafeBufferPointer { buf in
             buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(buf.count, 1)) {
-                xmlCtxtReadMemory(context, $0, Int32(buf.count), name, text.converted ? "UTF-8" : nil, Int32(options))
+                cxml_CtxtReadMemory(context, $0, Int32(buf.count), name, text.converted ? "UTF-8" : nil, Int32(options))
             }
         }
         guard let doc else {
             var reason = "it is not well-formed XML"
-            if let error = xmlCtxtGetLastError(context), let message = error.pointee.message {
+            if let error = cxml_CtxtGetLastError(context), let message = error.pointee.message {
                 reason += " (" + String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
                     + ", line \(error.pointee.line))"
             }
             throw XMLError(reason)
         }
         if doc.pointee.intSubset != nil || doc.pointee.extSubset != nil {
-            xmlFreeDoc(doc)
+            cxml_FreeDoc(doc)
             throw XMLError("it declares a DTD or entities, which are not allowed")
         }
         return SafeXMLDocument(doc)
@@ -69,7 +68,7 @@ public final class SafeXMLDocument {
         return false
     }
 
-    public var root: XMLElement? { xmlDocGetRootElement(document).map(XMLElement.init) }
+    public var root: XMLElement? { cxml_DocGetRootElement(document).map(XMLElement.init) }
 }
 
 /// A read-only view of one element of a `SafeXMLDocument` (valid while the document lives).
@@ -93,7 +92,7 @@ public struct XMLElement {
 
     /// The text content of the element and its descendants.
     public var text: String {
-        guard let content = xmlNodeGetContent(node) else { return "" }
+        guard let content = cxml_NodeGetContent(node) else { return "" }
         defer { cxml_free(content) }
         return String(cString: content)
     }
@@ -118,7 +117,7 @@ public struct XMLElement {
 
     /// The value of an attribute in namespace `ns` (nil: no namespace), or nil when absent.
     public func attribute(_ name: String, namespace ns: String?) -> String? {
-        let value = ns.map { xmlGetNsProp(node, name, $0) } ?? xmlGetNoNsProp(node, name)
+        let value = ns.map { cxml_GetNsProp(node, name, $0) } ?? cxml_GetNoNsProp(node, name)
         guard let value else { return nil }
         defer { cxml_free(value) }
         return String(cString: value)

@@ -1,0 +1,95 @@
+#include "cxml.h"
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+// libxml2's functions, found with dlsym once (see shim.h for why it is not linked).
+static struct {
+    void (*init_parser)(void);
+    xmlParserCtxtPtr (*new_parser_ctxt)(void);
+    void (*free_parser_ctxt)(xmlParserCtxtPtr);
+    xmlDocPtr (*ctxt_read_memory)(xmlParserCtxtPtr, const char *, int, const char *, const char *, int);
+    xmlErrorPtr (*ctxt_get_last_error)(void *);
+    void (*free_doc)(xmlDocPtr);
+    xmlNodePtr (*doc_get_root_element)(const xmlDoc *);
+    xmlChar *(*get_no_ns_prop)(const xmlNode *, const xmlChar *);
+    xmlChar *(*get_ns_prop)(const xmlNode *, const xmlChar *, const xmlChar *);
+    xmlChar *(*node_get_content)(const xmlNode *);
+    xmlChar *(*strdup)(const xmlChar *);
+    xmlOutputBufferPtr (*alloc_output_buffer)(xmlCharEncodingHandlerPtr);
+    int (*output_buffer_close)(xmlOutputBufferPtr);
+    const xmlChar *(*output_buffer_get_content)(xmlOutputBufferPtr);
+    size_t (*output_buffer_get_size)(xmlOutputBufferPtr);
+    int (*c14n_execute)(xmlDocPtr, xmlC14NIsVisibleCallback, void *, int, xmlChar **, int, xmlOutputBufferPtr);
+    xmlFreeFunc *free;
+} api;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int loaded = -1;
+static char error[512] = "libxml2 was not loaded";
+
+static void load(void) {
+    // The soname Debian's libxml2 installs.
+    void *library = dlopen("libxml2.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(error, sizeof error, "cannot load libxml2 (install Debian's libxml2): %s", dlerror());
+        return;
+    }
+#define FIND(field, symbol)                                                                  \
+    if (!(*(void **)&api.field = dlsym(library, symbol))) {                                  \
+        snprintf(error, sizeof error, "libxml2.so.2 has no %s: it is too old", symbol);      \
+        return;                                                                              \
+    }
+    FIND(init_parser, "xmlInitParser")
+    FIND(new_parser_ctxt, "xmlNewParserCtxt")
+    FIND(free_parser_ctxt, "xmlFreeParserCtxt")
+    FIND(ctxt_read_memory, "xmlCtxtReadMemory")
+    FIND(ctxt_get_last_error, "xmlCtxtGetLastError")
+    FIND(free_doc, "xmlFreeDoc")
+    FIND(doc_get_root_element, "xmlDocGetRootElement")
+    FIND(get_no_ns_prop, "xmlGetNoNsProp")
+    FIND(get_ns_prop, "xmlGetNsProp")
+    FIND(node_get_content, "xmlNodeGetContent")
+    FIND(strdup, "xmlStrdup")
+    FIND(alloc_output_buffer, "xmlAllocOutputBuffer")
+    FIND(output_buffer_close, "xmlOutputBufferClose")
+    FIND(output_buffer_get_content, "xmlOutputBufferGetContent")
+    FIND(output_buffer_get_size, "xmlOutputBufferGetSize")
+    FIND(c14n_execute, "xmlC14NExecute")
+    FIND(free, "xmlFree")
+#undef FIND
+    api.init_parser();
+    loaded = 0;
+}
+
+int cxml_load(void) {
+    pthread_once(&once, load);
+    return loaded;
+}
+
+const char *cxml_load_error(void) { return error; }
+
+xmlParserCtxtPtr cxml_NewParserCtxt(void) { return api.new_parser_ctxt(); }
+void cxml_FreeParserCtxt(xmlParserCtxtPtr ctxt) { api.free_parser_ctxt(ctxt); }
+xmlDocPtr cxml_CtxtReadMemory(xmlParserCtxtPtr ctxt, const char *buffer, int size, const char *URL,
+                              const char *encoding, int options) {
+    return api.ctxt_read_memory(ctxt, buffer, size, URL, encoding, options);
+}
+xmlErrorPtr cxml_CtxtGetLastError(void *ctx) { return api.ctxt_get_last_error(ctx); }
+void cxml_FreeDoc(xmlDocPtr cur) { api.free_doc(cur); }
+xmlNodePtr cxml_DocGetRootElement(const xmlDoc *doc) { return api.doc_get_root_element(doc); }
+xmlChar *cxml_GetNoNsProp(const xmlNode *node, const xmlChar *name) { return api.get_no_ns_prop(node, name); }
+xmlChar *cxml_GetNsProp(const xmlNode *node, const xmlChar *name, const xmlChar *nameSpace) {
+    return api.get_ns_prop(node, name, nameSpace);
+}
+xmlChar *cxml_NodeGetContent(const xmlNode *cur) { return api.node_get_content(cur); }
+xmlChar *cxml_Strdup(const xmlChar *cur) { return api.strdup(cur); }
+xmlOutputBufferPtr cxml_AllocOutputBuffer(xmlCharEncodingHandlerPtr encoder) { return api.alloc_output_buffer(encoder); }
+int cxml_OutputBufferClose(xmlOutputBufferPtr out) { return api.output_buffer_close(out); }
+const xmlChar *cxml_OutputBufferGetContent(xmlOutputBufferPtr out) { return api.output_buffer_get_content(out); }
+size_t cxml_OutputBufferGetSize(xmlOutputBufferPtr out) { return api.output_buffer_get_size(out); }
+int cxml_C14NExecute(xmlDocPtr doc, xmlC14NIsVisibleCallback is_visible_callback, void *user_data, int mode,
+                     xmlChar **inclusive_ns_prefixes, int with_comments, xmlOutputBufferPtr buf) {
+    return api.c14n_execute(doc, is_visible_callback, user_data, mode, inclusive_ns_prefixes, with_comments, buf);
+}
+void cxml_free(void *p) { (*api.free)(p); }

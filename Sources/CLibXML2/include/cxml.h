@@ -1,0 +1,46 @@
+#ifndef ASICFS_CXML_H
+#define ASICFS_CXML_H
+// Debian builds libxml2 with ICU; its <unicode/ucnv.h> clashes with Foundation's ICU module.
+// We never use the ICU members of xmlCharEncodingHandler, so turn the ICU include off.
+#include <libxml/xmlversion.h>
+#undef LIBXML_ICU_ENABLED
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+#include <libxml/xmlsave.h>
+#include <libxml/c14n.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
+
+// libxml2 is loaded the first time a document is parsed (dlopen, cxml.c),
+// not when asicfs starts: with the ICU and liblzma it brings, loading it from a cold disk cost
+// about 25 ms of every start, mounts included, where the container check (which parses) runs
+// after the mount answers. This module gives libxml2's types; its functions are called through
+// the cxml_ functions below, which have libxml2's signatures.
+
+// 0 once libxml2 is loaded and initialised (xmlInitParser); -1 otherwise, with the reason in
+// cxml_load_error(). Safe to call from many threads; the work is done once. The functions
+// below may be called only after it returned 0.
+int cxml_load(void);
+const char *cxml_load_error(void);
+
+xmlParserCtxtPtr cxml_NewParserCtxt(void);
+void cxml_FreeParserCtxt(xmlParserCtxtPtr ctxt);
+xmlDocPtr cxml_CtxtReadMemory(xmlParserCtxtPtr ctxt, const char *buffer, int size, const char *URL,
+                              const char *encoding, int options);
+xmlErrorPtr cxml_CtxtGetLastError(void *ctx);
+void cxml_FreeDoc(xmlDocPtr cur);
+xmlNodePtr cxml_DocGetRootElement(const xmlDoc *doc);
+xmlChar *cxml_GetNoNsProp(const xmlNode *node, const xmlChar *name);
+xmlChar *cxml_GetNsProp(const xmlNode *node, const xmlChar *name, const xmlChar *nameSpace);
+xmlChar *cxml_NodeGetContent(const xmlNode *cur);
+xmlChar *cxml_Strdup(const xmlChar *cur);
+xmlOutputBufferPtr cxml_AllocOutputBuffer(xmlCharEncodingHandlerPtr encoder);
+int cxml_OutputBufferClose(xmlOutputBufferPtr out);
+const xmlChar *cxml_OutputBufferGetContent(xmlOutputBufferPtr out);
+size_t cxml_OutputBufferGetSize(xmlOutputBufferPtr out);
+int cxml_C14NExecute(xmlDocPtr doc, xmlC14NIsVisibleCallback is_visible_callback, void *user_data, int mode,
+                     xmlChar **inclusive_ns_prefixes, int with_comments, xmlOutputBufferPtr buf);
+// xmlFree (a variable holding libxml2's deallocator).
+void cxml_free(void *p);
+#endif
