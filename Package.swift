@@ -25,7 +25,8 @@ let package = Package(
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CPCSC", pkgConfig: "libpcsclite", providers: [.apt(["libpcsclite-dev"])]),
-        .systemLibrary(name: "CPKCS11", pkgConfig: "p11-kit-1", providers: [.apt(["libp11-kit-dev"])]),
+        // p11-kit, loaded on first use (dlopen): see Sources/CPKCS11/include/cpkcs11.h.
+        .target(name: "CPKCS11"),
 
         // libxml2 with every entity, DTD and network feature off: the only way XML is read.
         .target(name: "SafeXML", dependencies: ["CLibXML2"]),

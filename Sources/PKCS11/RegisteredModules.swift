@@ -13,24 +13,26 @@ final class RegisteredModules: @unchecked Sendable {
     static let trustModule = "p11-kit-trust"
 
     init() throws(PKCS11Error) {
+        // p11-kit is loaded here, on first use (see Sources/CPKCS11/include/cpkcs11.h).
+        guard cp11_load() == 0 else { throw PKCS11Error(code: nil, String(cString: cp11_load_error())) }
         // Messages of modules that fail go to p11_kit_message(), not to stderr: one-line errors.
-        p11_kit_be_quiet()
-        guard let list = p11_kit_modules_load_and_initialize(0) else {
-            let why = p11_kit_message().map { String(cString: $0) } ?? "unknown error"
+        cp11_be_quiet()
+        guard let list = cp11_modules_load_and_initialize(0) else {
+            let why = cp11_message().map { String(cString: $0) } ?? "unknown error"
             throw PKCS11Error(code: nil, "p11-kit cannot load its registered PKCS#11 modules: \(why)")
         }
         self.list = list
         var index = 0
         while let functions = list[index] {
             index += 1
-            let name = Self.owned(p11_kit_module_get_name(functions)) ?? "module \(index)"
+            let name = Self.owned(cp11_module_get_name(functions)) ?? "module \(index)"
             if name == Self.trustModule { continue }
-            let path = Self.owned(p11_kit_module_get_filename(functions)) ?? name
+            let path = Self.owned(cp11_module_get_filename(functions)) ?? name
             entries.append((name, path, functions))
         }
     }
 
-    deinit { p11_kit_modules_finalize_and_release(list) }
+    deinit { cp11_modules_finalize_and_release(list) }
 
     /// A string p11-kit allocated for us: copied, then freed.
     private static func owned(_ text: UnsafeMutablePointer<CChar>?) -> String? {
