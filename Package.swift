@@ -16,17 +16,19 @@ let package = Package(
         // ISA-L igzip: inflate, deflate and CRC-32 (zlib stays for crc32_combine, which ISA-L lacks).
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // A shared library loaded on first use (dlopen): see its header. Used by the next three.
+        .target(name: "CLazyLibrary"),
         // libcurl, loaded on first use (dlopen): see Sources/CCurl/include/ccurl.h.
-        .target(name: "CCurl"),
+        .target(name: "CCurl", dependencies: ["CLazyLibrary"]),
         // libxml2, loaded on first use (dlopen): see Sources/CLibXML2/include/cxml.h.
-        .target(name: "CLibXML2"),
+        .target(name: "CLibXML2", dependencies: ["CLazyLibrary"]),
         // One reader of /dev/fuse at a time, polling briefly before it sleeps: see its header.
         .target(name: "CFuseReader", linkerSettings: [.linkedLibrary("fuse3")]),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CPCSC", pkgConfig: "libpcsclite", providers: [.apt(["libpcsclite-dev"])]),
         // p11-kit, loaded on first use (dlopen): see Sources/CPKCS11/include/cpkcs11.h.
-        .target(name: "CPKCS11"),
+        .target(name: "CPKCS11", dependencies: ["CLazyLibrary"]),
 
         // libxml2 with every entity, DTD and network feature off: the only way XML is read.
         .target(name: "SafeXML", dependencies: ["CLibXML2"]),

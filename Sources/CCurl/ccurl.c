@@ -1,7 +1,6 @@
 #include "ccurl.h"
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
+#include "lazy_library.h"
 
 // libcurl's functions, found with dlsym once (see ccurl.h for why it is not linked).
 static struct {
@@ -16,45 +15,34 @@ static struct {
     void (*slist_free_all)(struct curl_slist *);
 } api;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int loaded = -1;
-static char error[512] = "libcurl was not loaded";
-
-static void load(void) {
-    // The soname Debian's libcurl4 (and libcurl3-gnutls's sibling) installs.
-    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(error, sizeof error, "cannot load libcurl (install Debian's libcurl4): %s", dlerror());
-        return;
-    }
-#define FIND(field, symbol)                                                                  \
-    if (!(*(void **)&api.field = dlsym(library, symbol))) {                                  \
-        snprintf(error, sizeof error, "libcurl.so.4 has no %s: it is too old", symbol);      \
-        return;                                                                              \
-    }
-    FIND(global_init, "curl_global_init")
-    FIND(easy_init, "curl_easy_init")
-    FIND(easy_cleanup, "curl_easy_cleanup")
-    FIND(easy_perform, "curl_easy_perform")
-    FIND(easy_strerror, "curl_easy_strerror")
-    FIND(easy_setopt, "curl_easy_setopt")
-    FIND(easy_getinfo, "curl_easy_getinfo")
-    FIND(slist_append, "curl_slist_append")
-    FIND(slist_free_all, "curl_slist_free_all")
-#undef FIND
-    if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        snprintf(error, sizeof error, "libcurl could not start (curl_global_init failed)");
-        return;
-    }
-    loaded = 0;
+static int start_curl(char *error, size_t size) {
+    if (api.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK) return 0;
+    snprintf(error, size, "libcurl could not start (curl_global_init failed)");
+    return -1;
 }
 
-int ccurl_load(void) {
-    pthread_once(&once, load);
-    return loaded;
-}
+static const struct lazy_symbol symbols[] = {
+    { "curl_global_init", (void **)&api.global_init },
+    { "curl_easy_init", (void **)&api.easy_init },
+    { "curl_easy_cleanup", (void **)&api.easy_cleanup },
+    { "curl_easy_perform", (void **)&api.easy_perform },
+    { "curl_easy_strerror", (void **)&api.easy_strerror },
+    { "curl_easy_setopt", (void **)&api.easy_setopt },
+    { "curl_easy_getinfo", (void **)&api.easy_getinfo },
+    { "curl_slist_append", (void **)&api.slist_append },
+    { "curl_slist_free_all", (void **)&api.slist_free_all },
+    { NULL, NULL },
+};
 
-const char *ccurl_load_error(void) { return error; }
+// The soname Debian's libcurl4 (and libcurl3-gnutls's sibling) installs.
+static struct lazy_library library = {
+    .soname = "libcurl.so.4", .package = "libcurl4", .symbols = symbols, .start = start_curl,
+    .lock = PTHREAD_MUTEX_INITIALIZER, .loaded = -1,
+};
+
+int ccurl_load(void) { return lazy_library_load(&library); }
+
+const char *ccurl_load_error(void) { return library.error; }
 
 // Callers have had ccurl_load() return 0 before any of these.
 CURL *ccurl_easy_init(void) { return api.easy_init(); }

@@ -1,7 +1,5 @@
 #include "cxml.h"
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
+#include "lazy_library.h"
 
 // libxml2's functions, found with dlsym once (see shim.h for why it is not linked).
 static struct {
@@ -24,50 +22,43 @@ static struct {
     xmlFreeFunc *free;
 } api;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int loaded = -1;
-static char error[512] = "libxml2 was not loaded";
-
-static void load(void) {
-    // The soname Debian's libxml2 installs.
-    void *library = dlopen("libxml2.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(error, sizeof error, "cannot load libxml2 (install Debian's libxml2): %s", dlerror());
-        return;
-    }
-#define FIND(field, symbol)                                                                  \
-    if (!(*(void **)&api.field = dlsym(library, symbol))) {                                  \
-        snprintf(error, sizeof error, "libxml2.so.2 has no %s: it is too old", symbol);      \
-        return;                                                                              \
-    }
-    FIND(init_parser, "xmlInitParser")
-    FIND(new_parser_ctxt, "xmlNewParserCtxt")
-    FIND(free_parser_ctxt, "xmlFreeParserCtxt")
-    FIND(ctxt_read_memory, "xmlCtxtReadMemory")
-    FIND(ctxt_get_last_error, "xmlCtxtGetLastError")
-    FIND(free_doc, "xmlFreeDoc")
-    FIND(doc_get_root_element, "xmlDocGetRootElement")
-    FIND(get_no_ns_prop, "xmlGetNoNsProp")
-    FIND(get_ns_prop, "xmlGetNsProp")
-    FIND(node_get_content, "xmlNodeGetContent")
-    FIND(strdup, "xmlStrdup")
-    FIND(alloc_output_buffer, "xmlAllocOutputBuffer")
-    FIND(output_buffer_close, "xmlOutputBufferClose")
-    FIND(output_buffer_get_content, "xmlOutputBufferGetContent")
-    FIND(output_buffer_get_size, "xmlOutputBufferGetSize")
-    FIND(c14n_execute, "xmlC14NExecute")
-    FIND(free, "xmlFree")
-#undef FIND
+static int start_parser(char *error, size_t size) {
+    (void)error;
+    (void)size;
     api.init_parser();
-    loaded = 0;
+    return 0;
 }
 
-int cxml_load(void) {
-    pthread_once(&once, load);
-    return loaded;
-}
+static const struct lazy_symbol symbols[] = {
+    { "xmlInitParser", (void **)&api.init_parser },
+    { "xmlNewParserCtxt", (void **)&api.new_parser_ctxt },
+    { "xmlFreeParserCtxt", (void **)&api.free_parser_ctxt },
+    { "xmlCtxtReadMemory", (void **)&api.ctxt_read_memory },
+    { "xmlCtxtGetLastError", (void **)&api.ctxt_get_last_error },
+    { "xmlFreeDoc", (void **)&api.free_doc },
+    { "xmlDocGetRootElement", (void **)&api.doc_get_root_element },
+    { "xmlGetNoNsProp", (void **)&api.get_no_ns_prop },
+    { "xmlGetNsProp", (void **)&api.get_ns_prop },
+    { "xmlNodeGetContent", (void **)&api.node_get_content },
+    { "xmlStrdup", (void **)&api.strdup },
+    { "xmlAllocOutputBuffer", (void **)&api.alloc_output_buffer },
+    { "xmlOutputBufferClose", (void **)&api.output_buffer_close },
+    { "xmlOutputBufferGetContent", (void **)&api.output_buffer_get_content },
+    { "xmlOutputBufferGetSize", (void **)&api.output_buffer_get_size },
+    { "xmlC14NExecute", (void **)&api.c14n_execute },
+    { "xmlFree", (void **)&api.free },
+    { NULL, NULL },
+};
 
-const char *cxml_load_error(void) { return error; }
+// The soname Debian's libxml2 installs.
+static struct lazy_library library = {
+    .soname = "libxml2.so.2", .package = "libxml2", .symbols = symbols, .start = start_parser,
+    .lock = PTHREAD_MUTEX_INITIALIZER, .loaded = -1,
+};
+
+int cxml_load(void) { return lazy_library_load(&library); }
+
+const char *cxml_load_error(void) { return library.error; }
 
 xmlParserCtxtPtr cxml_NewParserCtxt(void) { return api.new_parser_ctxt(); }
 void cxml_FreeParserCtxt(xmlParserCtxtPtr ctxt) { api.free_parser_ctxt(ctxt); }
