@@ -116,8 +116,11 @@ enum Unmount {
     /// Not Foundation's Process: its spawn and waitUntilExit's run loop added about 50 ms to
     /// every unmount (measured with strace on `asicfs umount`).
     private static func fusermount(_ mountpoint: String) -> Attempt {
+        func cannotRun(_ code: Int32) -> Attempt {
+            Attempt(succeeded: false, message: "cannot run fusermount3: \(String(cString: strerror(code)))\n")
+        }
         var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { return Attempt(succeeded: false, message: "cannot run fusermount3: \(String(cString: strerror(errno)))\n") }
+        guard pipe(&ends) == 0 else { return cannotRun(errno) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -133,7 +136,7 @@ enum Unmount {
         let spawned = posix_spawnp(&child, "fusermount3", &actions, nil, argv, environ)
         close(ends[1])
         defer { close(ends[0]) }
-        guard spawned == 0 else { return Attempt(succeeded: false, message: "cannot run fusermount3: \(String(cString: strerror(spawned)))\n") }
+        guard spawned == 0 else { return cannotRun(spawned) }
         var message: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1024)
         while true {

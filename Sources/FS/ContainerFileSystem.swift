@@ -286,6 +286,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         try signing.beginRemoval(action)
         var adopted: Container?
         defer { release(adopting: adopted) }
+        FuseReader.mayWait()  // a save may hold commitLock, and this one rewrites the container
         try commitLock.withLock {
             let (base, generation) = currentSnapshotAndGeneration
             guard generation == expected else {
