@@ -67,16 +67,13 @@ public enum Mounter {
         request.container = String(cString: containerPath)
         free(containerPath)
 
-        // Trust anchors are read before the mount answers in browse mode, and by the check of a
-        // container mount (a bad path fails the mount either way; in a container mount the
-        // check runs after the mount answers, and reading them starts OpenSSL, which cost ~10 ms
-        // of a cold mount); trusted lists only when a signature is first validated or signed.
-        let configuration = request.configuration
+        // Trust anchors are read now (a bad path fails the mount); trusted lists only when a
+        // signature is first validated or signed.
+        let environment = try SignatureEnvironment(configuration: request.configuration)
         let gate: MountGate
         var check: (@Sendable () throws -> any MountSource)?
         var browseSource: BrowseFileSystem?
         if browsing {
-            let environment = try SignatureEnvironment(configuration: configuration)
             let source = try BrowseFileSystem(folder: request.container, readOnly: request.readOnly,
                                               environment: environment, openContainers: request.openContainers)
             browseSource = source
@@ -87,7 +84,6 @@ public enum Mounter {
             gate = MountGate()
             check = {
                 TestHooks.holdMountCheck()
-                let environment = try SignatureEnvironment(configuration: configuration)
                 return try ContainerFileSystem(containerPath: path, readOnly: readOnly, environment: environment, lock: lock)
             }
         }
