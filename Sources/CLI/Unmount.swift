@@ -147,8 +147,8 @@ enum Unmount {
         }
         var status: Int32 = 0
         while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-        let exitedCleanly = status & 0x7f == 0 && (status >> 8) & 0xff == 0
-        return Attempt(succeeded: exitedCleanly, message: String(decoding: message, as: UTF8.self))
+        // Zero: it exited, with status 0 (not killed by a signal).
+        return Attempt(succeeded: status == 0, message: String(decoding: message, as: UTF8.self))
     }
 }
 

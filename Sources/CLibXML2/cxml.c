@@ -1,7 +1,7 @@
 #include "cxml.h"
 #include "lazy_library.h"
 
-// libxml2's functions, found with dlsym once (see shim.h for why it is not linked).
+// libxml2's functions, found with dlsym once (see cxml.h for why it is not linked).
 static struct {
     void (*init_parser)(void);
     xmlParserCtxtPtr (*new_parser_ctxt)(void);

@@ -11,25 +11,25 @@ import Foundation
 struct TransientNames: Sendable {
     static let defaults = ["*~", ".#*", "#*#", ".~lock.*#", "*.swp", "*.swx", ".goutputstream-*", ".nfs*",
                            ".DS_Store", "Thumbs.db", "desktop.ini", "._*"]
-    let patterns: [String]
     /// The patterns as C strings, made once: `matches` runs for every name at every save.
-    private let cPatterns: [[CChar]]
+    private let patterns: [[CChar]]
 
     init(configuration: Configuration) {
+        let words: [String]
         if let value = configuration["transient-names"] {
-            patterns = value == "none" ? [] : value.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+            words = value == "none" ? [] : value.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         } else {
-            patterns = Self.defaults
+            words = Self.defaults
         }
-        cPatterns = patterns.map { Array($0.utf8CString) }
+        patterns = words.map { Array($0.utf8CString) }
     }
 
     /// True when the last part of `name` (a data file's path in the container) matches.
     func matches(_ name: String) -> Bool {
-        guard !cPatterns.isEmpty else { return false }
+        guard !patterns.isEmpty else { return false }
         let last = name.lastIndex(of: "/").map { String(name[name.index(after: $0)...]) } ?? name
         // No FNM_PERIOD: "*.swp" must match vim's ".report.csv.swp".
-        return last.withCString { cName in cPatterns.contains { fnmatch($0, cName, 0) == 0 } }
+        return last.withCString { cName in patterns.contains { fnmatch($0, cName, 0) == 0 } }
     }
 
     /// The folders desktops make for their trash (freedesktop.org trash spec, per mount).

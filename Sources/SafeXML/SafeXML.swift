@@ -21,7 +21,7 @@ public final class SafeXMLDocument {
 
     /// Parses `bytes`; `name` is used in error messages.
     public static func parse(_ bytes: [UInt8], name: String) throws -> SafeXMLDocument {
-        // libxml2 is loaded here, on first use (see Sources/CLibXML2/shim.h).
+        // libxml2 is loaded here, on first use (see Sources/CLibXML2/include/cxml.h).
         guard cxml_load() == 0 else { throw XMLError(String(cString: cxml_load_error())) }
         let text = try XMLEncoding.utf8(bytes)
         if containsDoctype(text.bytes) {
