@@ -67,7 +67,7 @@ let package = Package(
         .executableTarget(name: "asicfs-bench", dependencies: ["ASiC", "Crypto", "Signing"], path: "Benchmarks/asicfs-bench"),
 
         // Test data shared by the test targets lives in Tests/Fixtures (see its READMEs).
-        .testTarget(name: "ASiCTests", dependencies: ["ASiC", "TestTools"]),
+        .testTarget(name: "ASiCTests", dependencies: ["ASiC", "Crypto", "TestTools"]),
         // Helpers shared by the test targets (running real programs).
         .target(name: "TestTools", path: "Tests/TestTools"),
         .testTarget(name: "FSTests", dependencies: ["FS", "TestTools"]),

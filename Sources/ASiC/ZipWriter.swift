@@ -318,8 +318,8 @@ final class ZipWriter {
                          progress: (Int64) -> Void) throws -> (UInt32, Int64) {
         if let helper = Self.hashingHelper(forSize: size) {
             defer { helper.stop() }
-            return try deflateOnTwoThreads(source, size: size, level: level, to: at, hasher: hasher,
-                                           helper: helper, progress: progress)
+            return try ParallelDeflate(source: source, size: size, level: level, into: file, at: at, hasher: hasher)
+                .run(helper: helper, progress: progress)
         }
         let deflater = try Deflater(level: level)
         let input = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
@@ -360,71 +360,6 @@ final class ZipWriter {
             try helper?.wait()
             progress(read)
         }
-        return (crc, written)
-    }
-
-    /// The two-core deflate: input is read 2 MiB at a time; this thread deflates the first MiB
-    /// and takes the CRC, the helper deflates the second (primed with the 32 KiB before it) and
-    /// feeds both to SHA-256, and the two pieces, each ending in a sync flush, are written in
-    /// order as one stream (pigz's scheme; 1 MiB pieces cost well under 0.1 % in size).
-    private func deflateOnTwoThreads(_ source: PosixFile, size: Int64, level: DeflateLevel, to at: Int64,
-                                     hasher: Hasher?, helper: HelperThread,
-                                     progress: (Int64) -> Void) throws -> (UInt32, Int64) {
-        let piece = Self.chunkSize
-        let window = 32 << 10
-        let first = try Deflater(level: level)
-        nonisolated(unsafe) let second = try Deflater(level: level)
-        let input = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * piece, alignment: 16)
-        let outputs = [UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * piece, alignment: 16),
-                       UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * piece, alignment: 16)]
-        let dictionary = UnsafeMutableRawBufferPointer.allocate(byteCount: window, alignment: 16)
-        defer {
-            input.deallocate()
-            outputs.forEach { $0.deallocate() }
-            dictionary.deallocate()
-        }
-        var crc: UInt32 = 0
-        var read: Int64 = 0
-        var written: Int64 = 0
-        var dictionaryCount = 0
-        repeat {
-            let n = Int(min(Int64(2 * piece), size - read))
-            if n > 0 { try source.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<n]), at: read) }
-            read += Int64(n)
-            let last = read >= size
-            let a = UnsafeRawBufferPointer(rebasing: input[0..<min(n, piece)])
-            let b = UnsafeRawBufferPointer(rebasing: input[min(n, piece)..<n])
-            nonisolated(unsafe) var producedB = 0
-            nonisolated(unsafe) let outputB = outputs[1]
-            helper.begin {
-                if b.count > 0 {
-                    producedB = try second.deflatePiece(b, dictionary: UnsafeRawBufferPointer(rebasing: a[(a.count - window)...]),
-                                                        last: last, into: outputB)
-                }
-                hasher?.update(a)
-                hasher?.update(b)
-            }
-            crc = crc32Update(crc, UnsafeRawBufferPointer(rebasing: input[0..<n]))
-            let producedA = Result {
-                try first.deflatePiece(a, dictionary: UnsafeRawBufferPointer(rebasing: dictionary[0..<dictionaryCount]),
-                                       last: last && b.isEmpty, into: outputs[0])
-            }
-            do { try helper.wait() } catch {
-                throw ContainerError.unsupported("ISA-L failed to compress '\(source.path)'")
-            }
-            guard case .success(let countA) = producedA else {
-                throw ContainerError.unsupported("ISA-L failed to compress '\(source.path)'")
-            }
-            for (output, count) in [(outputs[0], countA), (outputs[1], producedB)] where count > 0 {
-                try file.write(UnsafeRawBufferPointer(rebasing: output[0..<count]), at: at + written)
-                written += Int64(count)
-            }
-            // The next first piece is primed with the 32 KiB before it.
-            let tail = b.count >= window ? b : a
-            dictionaryCount = min(window, tail.count)
-            dictionary.copyMemory(from: UnsafeRawBufferPointer(rebasing: tail[(tail.count - dictionaryCount)...]))
-            progress(read)
-        } while read < size
         return (crc, written)
     }
 

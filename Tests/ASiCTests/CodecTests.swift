@@ -1,4 +1,5 @@
 @testable import ASiC
+import Crypto
 import CZlib
 import TestTools
 import XCTest
@@ -303,6 +304,48 @@ final class CodecTests: XCTestCase {
         XCTAssertTrue(inflater.isFinished)
         XCTAssertEqual(inflated, total)
         XCTAssertEqual(crcOut, crcIn)
+    }
+
+    // MARK: - Two-thread deflate
+
+    /// More pieces than slots (so every slot is used again), the last one short, written after
+    /// an offset: one raw-deflate stream of the input, with the input's CRC-32 and SHA-256.
+    func testTheTwoThreadDeflateWritesOneStreamOfItsInput() throws {
+        let text = textLikeBytes(count: (9 << 20) + 12_345, seed: 31)
+        try TestSupport.write(text, to: folder + "/in.txt")
+        let source = try PosixFile.openForReading(folder + "/in.txt")
+        let output = try PosixFile.createExclusive(folder + "/out.bin")
+        let hasher = Hasher(.sha256)
+        let helper = HelperThread()
+        defer { helper.stop() }
+        var reported: [Int64] = []
+        let (crc, compressed) = try ParallelDeflate(source: source, size: Int64(text.count), level: .standard,
+                                                    into: output, at: 100, hasher: hasher)
+            .run(helper: helper) { reported.append($0) }
+        let stream = try output.read(count: Int(compressed), at: 100)
+        XCTAssertEqual(stream.count, Int(compressed))
+        XCTAssertEqual(try output.size(), 100 + compressed, "nothing written past the stream")
+        XCTAssertEqual(zlibInflate(stream, size: text.count), text, "zlib reads the pieces as one stream")
+        XCTAssertEqual(crc, CRC32.of(text))
+        XCTAssertEqual(hasher.finish(), Digest.hash(text))
+        XCTAssertFalse(reported.isEmpty)
+        XCTAssertEqual(reported, reported.sorted(), "progress only grows")
+        XCTAssertLessThanOrEqual(reported.last ?? 0, Int64(text.count))
+    }
+
+    /// A piece that cannot be read (here: the source is shorter than the size given) ends the
+    /// deflate on both threads with that error instead of leaving one waiting.
+    func testAPieceThatCannotBeReadEndsTheTwoThreadDeflateWithItsError() throws {
+        let text = textLikeBytes(count: 3 << 20, seed: 32)
+        try TestSupport.write(text, to: folder + "/short.txt")
+        let source = try PosixFile.openForReading(folder + "/short.txt")
+        let output = try PosixFile.createExclusive(folder + "/out.bin")
+        let helper = HelperThread()
+        defer { helper.stop() }
+        XCTAssertThrowsError(try ParallelDeflate(source: source, size: 12 << 20, level: .standard,
+                                                 into: output, at: 0, hasher: nil).run(helper: helper) { _ in }) { error in
+            XCTAssertTrue("\(error)".contains("ends early"), "\(error)")
+        }
     }
 
     // MARK: - CRC-32
