@@ -125,6 +125,25 @@ final class MountCheckTests: XCTestCase {
         XCTAssertEqual(try readFile(fixture.container), Self.damaged)
     }
 
+    /// A container mount reads its trust anchors in the check, after the mount answers; a path
+    /// that cannot be read still fails `asicfs mount` with one line and takes the mount away.
+    func testTrustAnchorsThatCannotBeReadFailTheMountWithOneLine() throws {
+        let fixture = try MountFixture(self)
+        try writeFile(Array("alpha\n".utf8), fixture.folder + "/a.txt")
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, fixture.folder + "/a.txt"]).status, 0)
+        let before = try readFile(fixture.container)
+        let anchors = fixture.folder + "/no-such-anchors.pem"
+        let failed = try Shell.run(MountFixture.binary, ["mount", "-o", "trust-anchors=" + anchors, fixture.container, fixture.mountpoint])
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertEqual(failed.stderr, "asicfs: \(anchors): no such file or folder\n")
+        XCTAssertFalse(fixture.isMounted)
+        XCTAssertEqual(try readFile(fixture.container), before)
+        // The container is free again.
+        try fixture.mount()
+        XCTAssertEqual(try String(contentsOfFile: fixture.path("a.txt"), encoding: .utf8), "alpha\n")
+        try fixture.unmount()
+    }
+
     func testAForegroundMountReportsAFailedCheckTheSameWay() throws {
         let fixture = try MountFixture(self)
         try FileManager.default.copyItem(atPath: MountFixture.corpusFile("dot.asice"), toPath: fixture.container)
