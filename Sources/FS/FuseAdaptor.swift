@@ -44,9 +44,6 @@
 // read_ahead_kb (root could, in sysfs): measured on fsbench's 1 GiB deflated entry, 1 MiB requests
 // read 3-15 % faster but the daemon's peak RSS rose from 38 to 46 MiB (glibc keeps a 1 MiB reply
 // buffer per worker thread).
-// Every node reports st_blksize 1 MiB, the largest request: tools size their buffers by it (cp,
-// cat), so a copy into the mount sends 1 MiB writes instead of 128 KiB ones (a 256 MiB `cp`: 256
-// write requests instead of 2,048).
 //
 // libfuse runs callbacks on several threads at once (fuse_loop_mt, at most ten); the callbacks
 // capture nothing and reach the Swift state through fuse_get_context()->private_data. In a
@@ -111,7 +108,7 @@ private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes
     }
     st.pointee.st_size = off_t(attributes.size)
     st.pointee.st_blocks = blkcnt_t((attributes.size + 511) / 512)
-    st.pointee.st_blksize = blksize_t(FuseLimits.largestRequest)
+    st.pointee.st_blksize = 65536
     st.pointee.st_uid = getuid()
     st.pointee.st_gid = getgid()
     let time = timespec(attributes.modified)

@@ -62,24 +62,6 @@ final class MountWriteTests: XCTestCase {
     /// Removing and moving thousands of files in folders (rm -rf, mv of a folder): linear work,
     /// and the container ends up with exactly the files left (rm -rf of 10,000 files took
     /// minutes when every removal rescanned every name).
-    /// Files report st_blksize 1 MiB (the largest request), so `cp` copies in 1 MiB writes, one
-    /// request each, instead of 128 KiB ones (it used 128 KiB while the mount reported 64 KiB).
-    func testCopyingInUsesWritesOfTheLargestRequestSize() throws {
-        let fixture = try newMount()
-        XCTAssertEqual(try Shell.run("/usr/bin/stat", ["-c", "%o", fixture.path("a.txt")]).stdout, "1048576\n")
-        let big = textLikeBytes(count: (3 << 20) + 100)
-        try writeFile(big, fixture.folder + "/big.txt")
-        let trace = fixture.folder + "/cp.trace"
-        let copied = try Shell.run("/usr/bin/strace", ["-o", trace, "-e", "trace=write", "/bin/cp",
-                                                       fixture.folder + "/big.txt", fixture.path("big.txt")])
-        XCTAssertEqual(copied.status, 0, copied.stderr)
-        let writes = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("write(") }
-        XCTAssertEqual(writes.count, 4, writes.joined(separator: "\n"))
-        XCTAssertEqual(writes.filter { $0.hasSuffix("= 1048576") }.count, 3, writes.joined(separator: "\n"))
-        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: fixture.path("big.txt"))), Data(big))
-        try fixture.unmount()
-    }
-
     func testRemovingAndMovingThousandsOfFilesInFolders() throws {
         let fixture = try MountFixture(self)
         let made = try Shell.python("""
