@@ -125,8 +125,8 @@ final class MountCheckTests: XCTestCase {
         XCTAssertEqual(try readFile(fixture.container), Self.damaged)
     }
 
-    /// A container mount reads its trust anchors in the check, after the mount answers; a path
-    /// that cannot be read still fails `asicfs mount` with one line and takes the mount away.
+    /// Trust anchors that cannot be read fail `asicfs mount` with one line, leave nothing
+    /// mounted and the container as it was (and free for the next mount).
     func testTrustAnchorsThatCannotBeReadFailTheMountWithOneLine() throws {
         let fixture = try MountFixture(self)
         try writeFile(Array("alpha\n".utf8), fixture.folder + "/a.txt")
