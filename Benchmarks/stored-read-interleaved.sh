@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# W2 stored, taken in turns: a cold `cat` of fsbench's 1 GiB plain file, then a cold read of the
+# same bytes through an asicfs mount of the stored container (fsbench's reader: 1 MiB reads),
+# N rounds, so that both see the disk in the same state. fsbench measures every system's
+# repetitions together, minutes apart, and this machine's cold reads drift between 0.5 and 1.9
+# GB/s over minutes. Needs root (drop_caches). Not run by CI.
+#
+#   Benchmarks/stored-read-interleaved.sh [--rounds N] [--cli PATH] [--data DIR]
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROUNDS=5
+CLI=
+DATA=/var/tmp/asicfs-fsbench/data
+while (($#)); do
+  case "$1" in
+    --rounds) ROUNDS=$2; shift 2 ;;
+    --cli) CLI=$(realpath "$2"); shift 2 ;;
+    --data) DATA=$2; shift 2 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$CLI" ]; then
+  export PATH="/opt/swift/usr/bin:$PATH"
+  swift build -c release --product asicfs --scratch-path "$ROOT/.build/release-bench" >/dev/null
+  CLI="$ROOT/.build/release-bench/release/asicfs"
+fi
+[ -f "$DATA/big-stored.asice" ] || { echo "no fsbench data in $DATA (fsbench.py gen)" >&2; exit 1; }
+python3 - "$CLI" "$DATA" "$ROUNDS" <<'PY'
+import os, statistics, subprocess, sys, tempfile, time
+cli, data, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+plain, container = os.path.join(data, "plain/big-stored.bin"), os.path.join(data, "big-stored.asice")
+
+def cold():
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3")
+
+def read_all(path, size=1 << 20):
+    buf = bytearray(size)
+    t0 = time.perf_counter()
+    total = 0
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buf):
+            total += n
+    return total / 1e6 / (time.perf_counter() - t0)
+
+def cat(path):
+    t0 = time.perf_counter()
+    subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=True)
+    return os.path.getsize(path) / 1e6 / (time.perf_counter() - t0)
+
+mnt = os.path.realpath(tempfile.mkdtemp(prefix="asicfs-w2-"))
+cats, mounts = [], []
+try:
+    for _ in range(rounds):
+        cold()
+        cats.append(cat(plain))
+        cold()
+        subprocess.run([cli, "mount", container, mnt], check=True)
+        try:
+            mounts.append(read_all(os.path.join(mnt, "big-stored.bin")))
+        finally:
+            subprocess.run([cli, "umount", mnt], check=True)
+finally:
+    os.rmdir(mnt)
+ratios = [m / c for m, c in zip(mounts, cats)]
+print(f"load {os.getloadavg()[0]:.2f}; {rounds} rounds, cold, MB/s")
+print("cat:    " + " ".join(f"{x:.0f}" for x in cats) + f"  (median {statistics.median(cats):.0f})")
+print("asicfs: " + " ".join(f"{x:.0f}" for x in mounts) + f"  (median {statistics.median(mounts):.0f})")
+print("ratio per round: " + " ".join(f"{x:.2f}" for x in ratios) + f"  (median {statistics.median(ratios):.2f}; goal >= 0.9)")
+PY
