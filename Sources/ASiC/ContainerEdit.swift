@@ -406,6 +406,7 @@ private struct ContainerWriter {
         }
         let source = try PosixFile.openForReading(file.sourcePath)
         let size = try source.size()
+        TestGate.hold(TestGate.dataWriteGate)
         return try writer.write(
             name: file.name, from: source, compress: !MediaType.isAlreadyCompressed(file.name),
             level: DeflateLevel(zlib: edit.compressionLevel ?? ContainerEdit.automaticLevel(forSize: size)),

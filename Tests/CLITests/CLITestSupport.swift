@@ -106,10 +106,27 @@ class CLITestCase: XCTestCase {
     /// Starts `asicfs` without waiting (the caller must `waitUntilExit()`); returns the process
     /// and the file its stderr goes to.
     func startAsicfs(_ arguments: [String], in directory: URL? = nil) throws -> (process: Process, stderr: URL) {
-        let process = try makeProcess(Self.binary, arguments, in: directory, environment: [:])
-        let (_, errURL) = try attachOutput(to: process)
+        let started = try startTool(Self.binary, arguments, in: directory)
+        return (started.process, started.stderr)
+    }
+
+    /// Starts any program without waiting (the caller must `waitUntilExit()`); returns the
+    /// process and the files its stdout and stderr go to.
+    func startTool(_ executable: String, _ arguments: [String], in directory: URL? = nil,
+                   environment: [String: String] = [:]) throws -> (process: Process, stdout: URL, stderr: URL) {
+        let process = try makeProcess(executable, arguments, in: directory, environment: environment)
+        let (outURL, errURL) = try attachOutput(to: process)
         try process.run()
-        return (process, errURL)
+        return (process, outURL, errURL)
+    }
+
+    /// Waits until `path` exists, at most `seconds`.
+    func waitForFile(_ path: String, seconds: Double = 30, file: StaticString = #filePath, line: UInt = #line) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while access(path, F_OK) != 0 {
+            guard Date() < deadline else { return XCTFail("\(path) did not appear within \(seconds) s", file: file, line: line) }
+            usleep(5_000)
+        }
     }
 
     private func makeProcess(_ executable: String, _ arguments: [String], in directory: URL?,

@@ -141,26 +141,49 @@ final class CrashSafetyTests: CLITestCase {
 
 /// Progress goes to stderr only on a terminal; otherwise stderr carries nothing but errors.
 final class ProgressOutputTests: CLITestCase {
-    /// Progress appears only once a save has taken half a second, so the input must be big enough
-    /// for that on this machine and build: start at 32 MiB and double while the save is quicker.
-    static let slowEnough: TimeInterval = 0.7
+    /// Progress appears once a save has taken half a second. A save is made that slow with the
+    /// test gate that holds it before it writes its data file, not with an input big enough for
+    /// this machine (a fast machine would write any reasonable input before the half second).
+    static let pastTheProgressDelay: useconds_t = 700_000
+
+    /// Runs `asicfs` (on a pseudo-terminal through script(1) when `onTerminal`) with its save held
+    /// at the gate past the progress delay; returns what it wrote to stdout and to stderr.
+    func heldSave(_ arguments: [String], onTerminal: Bool) throws -> (status: Int32, stdout: String, stderr: String) {
+        let gate = path("gate")
+        XCTAssertTrue(FileManager.default.createFile(atPath: gate, contents: nil))
+        let command = ([Self.binary] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        let started = onTerminal
+            ? try startTool("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["ASICFS_TEST_HOLD_DATA": gate])
+            : try startTool(Self.binary, arguments, environment: ["ASICFS_TEST_HOLD_DATA": gate])
+        waitForFile(gate + ".held")
+        usleep(Self.pastTheProgressDelay)
+        unlink(gate)
+        started.process.waitUntilExit()
+        return (started.process.terminationStatus,
+                String(decoding: try read(started.stdout.path), as: UTF8.self),
+                String(decoding: try read(started.stderr.path), as: UTF8.self))
+    }
+
+    func testASlowSaveWritesNothingToStderrWhenItIsNotATerminal() throws {
+        try writeRandomFile(path("random.bin"), size: 8 << 20)
+        let container = path("c.asice")
+        let created = try heldSave(["create", container, "random.bin"], onTerminal: false)
+        XCTAssertEqual(created.status, 0, created.stderr)
+        XCTAssertEqual(created.stderr, "", "a held create wrote to stderr")
+        XCTAssertEqual(created.stdout, "created \(container) with 1 data file\n")
+        try write("a.txt", "alpha\n")
+        let added = try heldSave(["add", container, "a.txt"], onTerminal: false)
+        XCTAssertEqual(added.status, 0, added.stderr)
+        XCTAssertEqual(added.stderr, "", "a held add wrote to stderr")
+    }
 
     func testSuccessfulCommandsWriteNothingToStderrWhenItIsNotATerminal() throws {
         try write("a.txt", "alpha\n")
         let container = path("c.asice")
-        var size = 32 << 20
-        var elapsed: TimeInterval = 0
-        repeat {
-            try? FileManager.default.removeItem(atPath: container)
-            try writeRandomFile(path("random.bin"), size: size)
-            let started = Date()
-            let created = try asicfs(["create", container, "random.bin"])
-            elapsed = Date().timeIntervalSince(started)
-            assertSuccess(created)
-            XCTAssertEqual(created.stderr, "", "create wrote to stderr after \(elapsed) s")
-            size *= 2
-        } while elapsed < Self.slowEnough && size <= 1 << 30
-        XCTAssertGreaterThanOrEqual(elapsed, Self.slowEnough, "could not make a save slow enough to show progress")
+        try writeRandomFile(path("random.bin"), size: 8 << 20)
+        let created = try asicfs(["create", container, "random.bin"])
+        assertSuccess(created)
+        XCTAssertEqual(created.stderr, "", "create wrote to stderr")
 
         let out = work.appendingPathComponent("out")
         let commands: [[String]] = [
@@ -181,31 +204,18 @@ final class ProgressOutputTests: CLITestCase {
     }
 
     func testProgressAppearsOnATerminalUnlessQuiet() throws {
-        // The control for the test above: on a pseudo-terminal (script(1)) a slow save shows progress.
-        func onTerminal(_ arguments: [String]) throws -> String {
-            let command = ([Self.binary] + arguments).map { "'\($0)'" }.joined(separator: " ")
-            let result = try runTool("/usr/bin/env", ["script", "-qec", command, "/dev/null"])
-            XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
-            return result.stdout
-        }
-        var size = 32 << 20
-        while true {
-            try writeRandomFile(path("random.bin"), size: size)
-            let container = path("one-\(size >> 20).asice")
-            let started = Date()
-            let shown = try onTerminal(["create", container, "random.bin"])
-            let elapsed = Date().timeIntervalSince(started)
-            if !shown.contains("\rcreating") && elapsed < Self.slowEnough && size < 1 << 30 {
-                size *= 2
-                continue
-            }
-            XCTAssertTrue(shown.contains("\rcreating \(container)"), "no progress line on a terminal: \(shown.debugDescription)")
-            XCTAssertTrue(shown.contains("MiB"), shown.debugDescription)
-            XCTAssertTrue(shown.contains("created \(container) with 1 data file"), shown.debugDescription)
-            break
-        }
-        let quiet = try onTerminal(["create", path("two.asice"), "random.bin", "-q"])
-        XCTAssertFalse(quiet.contains("creating"), "progress despite -q: \(quiet.debugDescription)")
-        XCTAssertFalse(quiet.contains("created"), "-q still printed the summary: \(quiet.debugDescription)")
+        // The control for the tests above: on a pseudo-terminal a save held past the delay shows progress.
+        try writeRandomFile(path("random.bin"), size: 8 << 20)
+        let container = path("one.asice")
+        let shown = try heldSave(["create", container, "random.bin"], onTerminal: true)
+        XCTAssertEqual(shown.status, 0, shown.stdout + shown.stderr)
+        XCTAssertTrue(shown.stdout.contains("\rcreating \(container)"), "no progress line on a terminal: \(shown.stdout.debugDescription)")
+        XCTAssertTrue(shown.stdout.contains("MiB"), shown.stdout.debugDescription)
+        XCTAssertTrue(shown.stdout.contains("created \(container) with 1 data file"), shown.stdout.debugDescription)
+
+        let quiet = try heldSave(["create", path("two.asice"), "random.bin", "-q"], onTerminal: true)
+        XCTAssertEqual(quiet.status, 0, quiet.stdout + quiet.stderr)
+        XCTAssertFalse(quiet.stdout.contains("creating"), "progress despite -q: \(quiet.stdout.debugDescription)")
+        XCTAssertFalse(quiet.stdout.contains("created"), "-q still printed the summary: \(quiet.stdout.debugDescription)")
     }
 }
