@@ -25,6 +25,8 @@ packages=(
   # desktop-file-validate, xmllint,
   # notify-send (faked in the tests), dpkg-deb and dpkg-shlibdeps for `make deb`
   attr strace xdg-utils libglib2.0-bin desktop-file-utils shared-mime-info libxml2-utils libnotify-bin dpkg-dev
+  # readelf: how the packaged binary is linked (scripts/test-package.sh)
+  binutils
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 

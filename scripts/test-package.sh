@@ -15,6 +15,17 @@ trap 'fusermount3 -u -z "$work/mnt" 2>/dev/null; dpkg -r asicfs >/dev/null 2>&1;
 check test -x /usr/bin/asicfs
 check sh -c '! ldd /usr/bin/asicfs | grep -q -e "/opt/swift" -e "not found"'
 check sh -c 'env -i PATH=/usr/bin:/bin /usr/bin/asicfs --version | grep -q "^asicfs "'
+# Linked for a quick cold start (Makefile: STATIC_LINK_FLAGS): relative relocations packed, and
+# ICU's data (tens of MB) in a section of its own after .bss, past everything a start touches.
+linked_for_cold_start() {
+  readelf -SW "$1" | python3 -c '
+import re, sys
+sections = {m.group(1): (int(m.group(2), 16), int(m.group(3), 16))
+            for m in re.finditer(r"\]\s+(\S+)\s+\S+\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", sys.stdin.read())}
+icu = sections.get(".rodata.icudata")
+sys.exit(0 if ".relr.dyn" in sections and icu and icu[1] > 30_000_000 and icu[0] > sections[".bss"][0] else 1)'
+}
+check linked_for_cold_start /usr/bin/asicfs
 printf 'installed\n' > "$work/a.txt"
 mkdir "$work/mnt"
 check env -i PATH=/usr/bin:/bin /usr/bin/asicfs create "$work/c.asice" "$work/a.txt"
