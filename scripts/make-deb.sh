@@ -16,6 +16,11 @@ mkdir -p "$stage/debian"
 printf 'Source: asicfs\n\nPackage: asicfs\nArchitecture: any\n' > "$stage/debian/control"
 libraries=$(cd "$stage" && dpkg-shlibdeps -O root/usr/bin/asicfs 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$libraries" ] || { echo "make-deb.sh: dpkg-shlibdeps found no libraries" >&2; exit 1; }
+# Packed relative relocations (the Makefile's STATIC_LINK_FLAGS) need glibc 2.36, a version with
+# no symbols of its own (GLIBC_ABI_DT_RELR), which dpkg-shlibdeps does not count.
+if readelf -V "$stage/root/usr/bin/asicfs" | grep -q GLIBC_ABI_DT_RELR; then
+  libraries=$(echo "$libraries" | sed -E 's/libc6 \(>= 2\.(3[0-5]|[0-2][0-9])[^)]*\)/libc6 (>= 2.36)/')
+fi
 size=$(du -sk "$stage/root" | cut -f1)
 mkdir -p "$stage/root/DEBIAN"
 cat > "$stage/root/DEBIAN/control" <<CONTROL

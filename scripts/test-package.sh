@@ -26,6 +26,7 @@ icu = sections.get(".rodata.icudata")
 sys.exit(0 if ".relr.dyn" in sections and icu and icu[1] > 30_000_000 and icu[0] > sections[".bss"][0] else 1)'
 }
 check linked_for_cold_start /usr/bin/asicfs
+check sh -c 'dpkg-deb -f "$0" Depends | grep -q "libc6 (>= 2.36)"' "$deb"
 printf 'installed\n' > "$work/a.txt"
 mkdir "$work/mnt"
 check env -i PATH=/usr/bin:/bin /usr/bin/asicfs create "$work/c.asice" "$work/a.txt"
