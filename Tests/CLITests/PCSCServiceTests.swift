@@ -35,8 +35,7 @@ final class PCSCServiceTests: CLITestCase {
             kill(pcscd, SIGTERM)
             _ = Shell.wait(pcscd)
         }
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: "/run/pcscd/pcscd.comm") && Date() < deadline { usleep(20_000) }
+        waitForFile("/run/pcscd/pcscd.comm", seconds: 10)
         assertFailure(try asicfs(["card", "pins"]), mentions: ["no smart-card reader is connected"])
         assertFailure(try asicfs(["sign", container, "--method", "id-card", "pin-fd=0", "-o", "pinentry=none"]),
                       mentions: ["no smart-card reader is connected"])
