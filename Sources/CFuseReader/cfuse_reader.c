@@ -4,7 +4,13 @@
 #include <fuse3/fuse_lowlevel.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
 #include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/uio.h>
@@ -57,6 +63,27 @@ void cfuse_reader_yield(void) {
     if (holds_role) release_role();
 }
 
+// The INIT request, kept until libfuse answers it (see cfuse_reader.h: killpriv_v2).
+static uint64_t init_unique;
+static uint32_t init_offered;
+// ASICFS_TEST_REQUEST_LOG's file, or -1.
+static int request_log = -1;
+
+static void note_request(const void *buffer, ssize_t count) {
+    if (count < (ssize_t)sizeof(struct fuse_in_header)) return;
+    const struct fuse_in_header *header = buffer;
+    if (header->opcode == FUSE_INIT && count >= (ssize_t)(sizeof *header + sizeof(struct fuse_init_in))) {
+        const struct fuse_init_in *init = (const void *)(header + 1);
+        init_unique = header->unique;
+        init_offered = init->flags;
+    }
+    if (request_log >= 0) {
+        char line[16];
+        int length = snprintf(line, sizeof line, "%u\n", header->opcode);
+        (void)!write(request_log, line, (size_t)length);
+    }
+}
+
 static long elapsed_ns(const struct timespec *start) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -76,6 +103,7 @@ static ssize_t reader_read(int fd, void *buffer, size_t length, void *userdata) 
     if (!holds_role) take_role();
     brief_poll(fd);
     ssize_t count = read(fd, buffer, length);
+    note_request(buffer, count);
     if (count < 0) {
         // EINTR (a signal), ENODEV (unmounted): let the next worker see it too.
         int error = errno;
@@ -85,15 +113,38 @@ static ssize_t reader_read(int fd, void *buffer, size_t length, void *userdata) 
     return count;
 }
 
+// Adds FUSE_HANDLE_KILLPRIV_V2 to libfuse's answer to INIT when the kernel offered it.
+static ssize_t reply_to_init(int fd, struct iovec *iov, int count) {
+    init_unique = 0;
+    if (!(init_offered & FUSE_HANDLE_KILLPRIV_V2) || count < 2
+        || iov[1].iov_len < offsetof(struct fuse_init_out, flags) + sizeof(uint32_t)
+        || iov[1].iov_len > sizeof(struct fuse_init_out))
+        return writev(fd, iov, count);
+    struct fuse_init_out answer;
+    memset(&answer, 0, sizeof answer);
+    memcpy(&answer, iov[1].iov_base, iov[1].iov_len);
+    answer.flags |= FUSE_HANDLE_KILLPRIV_V2;
+    struct iovec patched[count];
+    memcpy(patched, iov, sizeof patched);
+    patched[1].iov_base = &answer;
+    return writev(fd, patched, count);
+}
+
 static ssize_t reader_writev(int fd, struct iovec *iov, int count, void *userdata) {
     (void)userdata;
+    if (init_unique != 0 && count >= 1 && iov[0].iov_len >= sizeof(struct fuse_out_header)) {
+        const struct fuse_out_header *header = iov[0].iov_base;
+        if (header->unique == init_unique && header->error == 0) return reply_to_init(fd, iov, count);
+    }
     return writev(fd, iov, count);
 }
 
-int cfuse_reader_install(void *fuse, long spin_ns) {
+int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path) {
     static struct fuse_custom_io io = { .read = reader_read, .writev = reader_writev };
     pthread_once(&holder_key_once, make_holder_key);
     poll_ns = spin_ns;
+    if (request_log_path != NULL)
+        request_log = open(request_log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     struct fuse_session *session = fuse_get_session(fuse);
     return fuse_session_custom_io(session, &io, fuse_session_fd(session));
 }

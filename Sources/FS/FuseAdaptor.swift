@@ -11,7 +11,10 @@
 //   to the container's precision, modes 0444 once signed) without the kernel sending anything.
 // - Names that do not exist are cached for one second too (negative_timeout): `cp` of a new file
 //   looked its name up three times before creating it; the cache answers one of them (the open
-//   with O_EXCL always asks again), so a file copied in costs 7 requests instead of 8.
+//   with O_EXCL always asks again). A small file copied in then costs 8 requests: LOOKUP twice,
+//   CREATE, GETXATTR security.capability (the kernel asks once per file before its first write;
+//   before every write without FUSE_HANDLE_KILLPRIV_V2, which `FuseReader` adds to INIT), WRITE,
+//   FLUSH, RELEASE and GETATTR (the write made the kernel drop the size it had).
 //   Names appear through this mount (create, mkdir, rename), which replaces the kernel's
 //   negative entry at once; the only names that appear without the kernel seeing them are the
 //   `.asicfs/signatures/<n>-<signer>` folders of a new signature, and a listing (readdir, which

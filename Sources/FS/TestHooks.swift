@@ -13,6 +13,10 @@ enum TestHooks {
     /// `PATH.held` present.
     static let mountCheckGate = TestGate.path("ASICFS_TEST_HOLD_MOUNT_CHECK")
 
+    /// `ASICFS_TEST_REQUEST_LOG=PATH`: a container mount appends the opcode of every FUSE
+    /// request it reads to PATH, one per line (what a test counts requests with).
+    static let requestLog = TestGate.path("ASICFS_TEST_REQUEST_LOG")
+
     static func holdSave() { hold(saveGate) }
 
     static func holdMountCheck() { hold(mountCheckGate) }

@@ -15,9 +15,16 @@
 // up first with cfuse_reader_yield(): another worker then reads the requests that come
 // meanwhile, FUSE_INTERRUPT among them.
 
+// The reader also answers INIT with FUSE_HANDLE_KILLPRIV_V2 added (libfuse 3.14 cannot ask for
+// it): the file system promises to remove set-id bits and security.capability on write itself,
+// and the kernel then asks for security.capability (a GETXATTR round trip) once per file
+// instead of before every write. A container mount has neither: its modes are 0644 or 0444
+// and it keeps no extended attributes. Copying a 10 MiB file in took 162 requests, now 83.
+//
 // Installs the reader on the session of `fuse` (a `struct fuse *`) after fuse_mount: 0 or a
-// negative errno.
-int cfuse_reader_install(void *fuse, long spin_ns);
+// negative errno. With `request_log_path` (tests only) the opcode of every request read is
+// appended to that file, one per line.
+int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path);
 
 // Gives up the reader role if the calling thread holds it (a no-op on any other thread).
 void cfuse_reader_yield(void);
