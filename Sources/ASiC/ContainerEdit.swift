@@ -392,10 +392,25 @@ private struct ContainerWriter {
         var written: [ZipEntry] = []
         var done: Int64 = 0
         let total = self.total
+        // Runs of small files held in memory are prepared together (two threads), the rest one by one.
+        var smallRun: [NewDataFile] = []
+        func writeSmallRun() throws {
+            guard !smallRun.isEmpty else { return }
+            let entries = try writer.write(try SmallFileBatch.prepare(smallRun))
+            done += entries.reduce(0) { $0 + Int64($1.uncompressedSize) }
+            written += entries
+            smallRun.removeAll()
+        }
         for case .new(let file) in edit.items {
+            if file.bytes != nil {
+                smallRun.append(file)
+                continue
+            }
+            try writeSmallRun()
             written.append(try writeNew(file, writer, doneBefore: done, total: total))
             done += Int64(written.last!.uncompressedSize)
         }
+        try writeSmallRun()
         return written
     }
 

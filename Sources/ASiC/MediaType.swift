@@ -42,9 +42,23 @@ public enum MediaType {
         compressedExtensions.contains(fileExtension(name))
     }
 
-    private static func fileExtension(_ name: String) -> String {
-        let base = name.split(separator: "/").last.map(String.init) ?? name
-        guard let dot = base.lastIndex(of: "."), dot != base.startIndex else { return "" }
-        return base[base.index(after: dot)...].lowercased()
+    /// The last name's extension in ASCII lower case ("" for none, or for a name that starts
+    /// with its only dot). Scans back over the UTF-8 bytes: a save asks for every file it writes.
+    static func fileExtension(_ name: String) -> String {
+        let bytes = name.utf8
+        var index = bytes.endIndex
+        while index > bytes.startIndex {
+            let before = bytes.index(before: index)
+            switch bytes[before] {
+            case UInt8(ascii: "/"):
+                return ""
+            case UInt8(ascii: "."):
+                if before == bytes.startIndex || bytes[bytes.index(before: before)] == UInt8(ascii: "/") { return "" }
+                return String(decoding: bytes[index...].map { (65...90).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+            default:
+                index = before
+            }
+        }
+        return ""
     }
 }

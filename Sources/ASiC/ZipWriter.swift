@@ -40,6 +40,35 @@ final class ZipWriter {
         return entry
     }
 
+    /// Small data files prepared beforehand (`SmallFileBatch`), written in pieces of about
+    /// 1 MiB rather than one write each.
+    func write(_ prepared: [PreparedEntry]) throws -> [ZipEntry] {
+        var entries: [ZipEntry] = []
+        entries.reserveCapacity(prepared.count)
+        var pending: [UInt8] = []
+        var pendingAt = offset
+        for file in prepared {
+            var entry = newEntry(name: file.name, modified: file.modified, timestampExtra: true)
+            entry.crc32 = file.crc32
+            entry.uncompressedSize = UInt64(file.size)
+            entry.compressedSize = UInt64(file.data.count)
+            entry.method = file.deflated ? ZipMethod.deflated : ZipMethod.stored
+            sha256ByName[file.name] = file.sha256
+            let header = localHeader(for: entry, zip64: false)
+            pending += header
+            pending += file.data
+            offset += Int64(header.count + file.data.count)
+            entries.append(entry)
+            if pending.count >= Self.chunkSize {
+                try self.file.write(pending, at: pendingAt)
+                pendingAt = offset
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+        if !pending.isEmpty { try self.file.write(pending, at: pendingAt) }
+        return entries
+    }
+
     /// A data file streamed from `source`: deflated unless that would not make it smaller.
     /// `known`: the source's CRC-32 and SHA-256 computed before (while it was written); the
     /// SHA-256 is then not computed again, and taken only if the CRC-32 of the bytes written

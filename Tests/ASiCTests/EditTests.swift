@@ -1,4 +1,5 @@
 @testable import ASiC
+import Crypto
 import TestTools
 import XCTest
 
@@ -45,6 +46,49 @@ final class EditTests: XCTestCase {
         container = try edit.save()
         XCTAssertEqual(try contents(container, "renamed.txt"), "new")
         XCTAssertEqual(try Shell.run("unzip", ["-tq", path]).status, 0)
+    }
+
+    /// Many small files from memory are prepared on two threads and written in batches: each
+    /// lands whole, in order, deflated or stored as it should be, with its SHA-256 known.
+    func testManySmallFilesFromMemoryAreSavedInOrderWithTheirDigests() throws {
+        let path = folder + "/many.asice"
+        var files: [NewDataFile] = []
+        for index in 0..<41 {
+            let text = String(repeating: "line \(index) of some text that deflates\n", count: index % 7 + 1)
+            files.append(NewDataFile(bytes: Array(text.utf8), name: "f\(index).txt"))
+        }
+        files.append(NewDataFile(bytes: [], name: "empty.txt"))
+        files.append(NewDataFile(bytes: Array(repeating: 7, count: 300), name: "photo.JPG"))
+        try Container.create(at: path, files: files)
+        let container = try Container.open(path)
+        XCTAssertEqual(container.dataFiles.map(\.name), files.map(\.name))
+        for file in files {
+            XCTAssertEqual(try contents(container, file.name), String(decoding: file.bytes!, as: UTF8.self), file.name)
+        }
+        let byName = Dictionary(uniqueKeysWithValues: container.dataFiles.map { ($0.name, $0.entry) })
+        XCTAssertTrue(byName["f6.txt"]!.isDeflated)
+        XCTAssertFalse(byName["empty.txt"]!.isDeflated)
+        XCTAssertFalse(byName["photo.JPG"]!.isDeflated, "already-compressed names are stored")
+
+        // Added to an existing container the same way, the digests come with the save.
+        var edit = container.edit()
+        try edit.add(NewDataFile(bytes: Array("late".utf8), name: "late.txt"))
+        for index in 0..<20 { try edit.add(NewDataFile(bytes: Array("more \(index)".utf8), name: "more/\(index).txt")) }
+        let saved = try edit.save()
+        XCTAssertTrue(saved.knowsSHA256(of: "more/19.txt"))
+        XCTAssertEqual(try saved.sha256(of: "more/19.txt"), Digest.hash(Array("more 19".utf8)))
+        XCTAssertEqual(try contents(try Container.open(path), "more/7.txt"), "more 7")
+    }
+
+    func testFileExtensionsAreTheLastNamesInLowerCase() {
+        XCTAssertEqual(MediaType.fileExtension("a/b/Report.PDF"), "pdf")
+        XCTAssertEqual(MediaType.fileExtension("archive.tar.GZ"), "gz")
+        XCTAssertEqual(MediaType.fileExtension(".profile"), "")
+        XCTAssertEqual(MediaType.fileExtension("dir.d/.hidden"), "")
+        XCTAssertEqual(MediaType.fileExtension("dir.d/plain"), "")
+        XCTAssertEqual(MediaType.fileExtension("name."), "")
+        XCTAssertEqual(MediaType.fileExtension("Ünïcode.ÄSICE"), "Äsice")
+        XCTAssertEqual(MediaType.guess(forName: "x/Y.Pdf"), "application/pdf")
     }
 
     func testAddingToSignedContainerFails() throws {
