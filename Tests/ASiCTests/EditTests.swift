@@ -81,13 +81,9 @@ final class EditTests: XCTestCase {
     }
 
     func testFileExtensionsAreTheLastNamesInLowerCase() {
-        XCTAssertEqual(MediaType.fileExtension("a/b/Report.PDF"), "pdf")
-        XCTAssertEqual(MediaType.fileExtension("archive.tar.GZ"), "gz")
-        XCTAssertEqual(MediaType.fileExtension(".profile"), "")
-        XCTAssertEqual(MediaType.fileExtension("dir.d/.hidden"), "")
-        XCTAssertEqual(MediaType.fileExtension("dir.d/plain"), "")
-        XCTAssertEqual(MediaType.fileExtension("name."), "")
-        XCTAssertEqual(MediaType.fileExtension("Ünïcode.ÄSICE"), "Äsice")
+        let expected = ["a/b/Report.PDF": "pdf", "archive.tar.GZ": "gz", ".profile": "", "dir.d/.hidden": "",
+                        "dir.d/plain": "", "name.": "", "Ünïcode.ÄSICE": "Äsice"]
+        for (name, fileExtension) in expected { XCTAssertEqual(MediaType.fileExtension(name), fileExtension, name) }
         XCTAssertEqual(MediaType.guess(forName: "x/Y.Pdf"), "application/pdf")
     }
 
