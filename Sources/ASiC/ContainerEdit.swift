@@ -79,9 +79,10 @@ public struct ContainerEdit {
             }
             return false
         }
-        var isNew: Bool {
-            if case .new = self { return true }
-            return false
+        /// The new file this item adds, if it is one.
+        var newFile: NewDataFile? {
+            if case .new(let file) = self { return file }
+            return nil
         }
     }
 
@@ -250,7 +251,7 @@ public struct ContainerEdit {
     /// the save can append instead of rewriting.
     private var isAppendOnly: Bool {
         guard let base, base.dataFiles.count <= items.count else { return false }
-        return zip(items, base.dataFiles).allSatisfy { $0.keeps($1) } && items.dropFirst(base.dataFiles.count).allSatisfy(\.isNew)
+        return zip(items, base.dataFiles).allSatisfy { $0.keeps($1) } && items.dropFirst(base.dataFiles.count).allSatisfy { $0.newFile != nil }
     }
 
     /// Writes the changed container atomically and returns the new snapshot (the same one, without
@@ -335,7 +336,8 @@ private struct ContainerWriter {
             }
             let writer = ZipWriter(file: output, startingAt: keepEnd)
             var central = [base.mimetypeEntry] + base.dataFiles.map(\.entry)
-            central += try writeNewFiles(writer)
+            var done: Int64 = 0
+            central += try writeNew(edit.items.compactMap(\.newFile), writer, done: &done, total: total)
             central.append(try writeManifest(writer))
             // Where the old manifest was not last, its bytes stay behind as unreferenced space.
             central += base.otherEntries
@@ -364,17 +366,20 @@ private struct ContainerWriter {
                 modified: base?.mimetypeEntry.modified ?? Date(), timestampExtra: false))
             var done: Int64 = 0
             let total = self.total
+            var newRun: [NewDataFile] = []
             for item in edit.items {
                 switch item {
                 case .existing(let file, let name, let modified):
+                    central += try writeNew(newRun, writer, done: &done, total: total)
+                    newRun = []
                     let location = try base!.location(of: file.entry)
                     central.append(try writer.copy(file.entry, at: location, from: base!.file,
                                                    renamedTo: name == file.name ? nil : name, modified: modified))
                 case .new(let file):
-                    central.append(try writeNew(file, writer, doneBefore: done, total: total))
-                    done += Int64(central.last!.uncompressedSize)
+                    newRun.append(file)
                 }
             }
+            central += try writeNew(newRun, writer, done: &done, total: total)
             central.append(try writeManifest(writer))
             if let base {
                 for entry in base.signatureFiles.map(\.entry) + base.otherEntries {
@@ -388,11 +393,11 @@ private struct ContainerWriter {
         return Written(file: identity, digests: digests)
     }
 
-    private func writeNewFiles(_ writer: ZipWriter) throws -> [ZipEntry] {
+    /// New data files, in order: runs of small ones held in memory are prepared together
+    /// (`SmallFileBatch`, two threads), the others streamed one by one. `done` counts the bytes
+    /// written so far, for the progress.
+    private func writeNew(_ files: [NewDataFile], _ writer: ZipWriter, done: inout Int64, total: Int64) throws -> [ZipEntry] {
         var written: [ZipEntry] = []
-        var done: Int64 = 0
-        let total = self.total
-        // Runs of small files held in memory are prepared together (two threads), the rest one by one.
         var smallRun: [NewDataFile] = []
         func writeSmallRun() throws {
             guard !smallRun.isEmpty else { return }
@@ -401,24 +406,20 @@ private struct ContainerWriter {
             written += entries
             smallRun.removeAll()
         }
-        for case .new(let file) in edit.items {
+        for file in files {
             if file.bytes != nil {
                 smallRun.append(file)
                 continue
             }
             try writeSmallRun()
-            written.append(try writeNew(file, writer, doneBefore: done, total: total))
+            written.append(try writeNew(streamedFrom: file, writer, doneBefore: done, total: total))
             done += Int64(written.last!.uncompressedSize)
         }
         try writeSmallRun()
         return written
     }
 
-    private func writeNew(_ file: NewDataFile, _ writer: ZipWriter, doneBefore: Int64, total: Int64) throws -> ZipEntry {
-        if let bytes = file.bytes {
-            return try writer.write(name: file.name, bytes: bytes, compress: !MediaType.isAlreadyCompressed(file.name),
-                                    modified: file.modified ?? Date(), timestampExtra: true, isDataFile: true)
-        }
+    private func writeNew(streamedFrom file: NewDataFile, _ writer: ZipWriter, doneBefore: Int64, total: Int64) throws -> ZipEntry {
         let source = try PosixFile.openForReading(file.sourcePath)
         let size = try source.size()
         TestGate.hold(TestGate.dataWriteGate)

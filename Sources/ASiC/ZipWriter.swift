@@ -19,10 +19,9 @@ final class ZipWriter {
 
     /// A small entry from memory. `timestampExtra` adds the exact mtime (never on `mimetype`).
     func write(name: String, bytes: [UInt8], compress: Bool, modified: Date, timestampExtra: Bool,
-               storeWhenNotSmaller: Bool = true, isDataFile: Bool = false) throws -> ZipEntry {
+               storeWhenNotSmaller: Bool = true) throws -> ZipEntry {
         var entry = newEntry(name: name, modified: modified, timestampExtra: timestampExtra)
         entry.crc32 = crc32Of(bytes)
-        if isDataFile { sha256ByName[name] = Digest.hash(bytes) }
         entry.uncompressedSize = UInt64(bytes.count)
         var data = bytes
         if compress {
