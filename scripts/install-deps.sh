@@ -27,6 +27,8 @@ packages=(
   attr strace xdg-utils libglib2.0-bin desktop-file-utils shared-mime-info libxml2-utils libnotify-bin dpkg-dev
   # readelf: how the packaged binary is linked (scripts/test-package.sh)
   binutils
+  # fincore: how much of a container the page cache holds after a read through the mount
+  util-linux-extra
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 

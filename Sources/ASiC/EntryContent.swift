@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Random access to the uncompressed bytes of one ZIP entry, safe to call from many threads.
 public protocol EntryContent: AnyObject, Sendable {
@@ -79,23 +80,51 @@ struct EntryLocation: Sendable {
     }
 }
 
-/// A stored (uncompressed) entry: reads go straight to the file, and their CRC-32s add up to
-/// one check of the entry (`EntryIntegrity`); a read that reaches the end reads whatever was
-/// skipped, so a reader that gets to the end never gets damaged bytes without an error.
+/// A stored (uncompressed) entry: reads go straight to the file (or, for an open file read
+/// sequentially, through a `DirectReadAhead`: see `StoredEntryReader`), and their CRC-32s add
+/// up to one check of the entry (`EntryIntegrity`); a read that reaches the end reads whatever
+/// was skipped, so a reader that gets to the end never gets damaged bytes without an error.
 final class StoredEntryContent: EntryContent {
     let file: PosixFile
     let location: EntryLocation
     var size: Int64 { location.uncompressedSize }
     private let integrity: EntryIntegrity
+    private let reopenDirect: @Sendable (PosixFile) -> Int32
+    /// The file system refused O_DIRECT once: it will again.
+    private let directUnsupported = Atomic<Bool>(false)
 
     /// `location` comes from `EntryLocation.resolve`, which has checked that both sizes agree.
-    init(file: PosixFile, location: EntryLocation) {
+    /// `reopenDirect`: see `DirectReadAhead.start` (tests pass one that fails).
+    init(file: PosixFile, location: EntryLocation,
+         reopenDirect: @escaping @Sendable (PosixFile) -> Int32 = DirectReadAhead.reopenDirect) {
         self.file = file
         self.location = location
+        self.reopenDirect = reopenDirect
         integrity = EntryIntegrity(location)
     }
 
+    func makeReader() -> EntryReader { StoredEntryReader(content: self) }
+
+    /// A read-ahead stream from `offset` on, or nil (the file system refuses O_DIRECT, or enough
+    /// streams run already).
+    func readAhead(from offset: Int64) -> DirectReadAhead? {
+        guard !directUnsupported.load(ordering: .relaxed) else { return nil }
+        let range = location.dataOffset..<location.dataOffset + size
+        switch DirectReadAhead.start(file: file, range: range, at: location.dataOffset + offset, reopen: reopenDirect) {
+        case .started(let stream): return stream
+        case .busy: return nil
+        case .unsupported:
+            directUnsupported.store(true, ordering: .relaxed)
+            return nil
+        }
+    }
+
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        try read(into: buffer, at: offset, through: nil)
+    }
+
+    /// `read`, taking the bytes from `stream` where it has them.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, through stream: DirectReadAhead?) throws -> Int {
         guard offset >= 0 else { return 0 }
         let count = Int(max(0, min(Int64(buffer.count), size - offset)))
         if count == 0 {
@@ -105,16 +134,21 @@ final class StoredEntryContent: EntryContent {
         }
         let target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
         if integrity.isVerified {
-            try file.read(into: target, at: location.dataOffset + offset)
+            try fill(target, at: location.dataOffset + offset, through: stream)
             return count
         }
         try integrity.checkUsable()
-        try file.read(into: target, at: location.dataOffset + offset)
+        try fill(target, at: location.dataOffset + offset, through: stream)
         let bytes = UnsafeRawBufferPointer(target)
         try integrity.record(bytes, at: offset, crc: crc32Update(0, bytes))
         if offset + Int64(count) == size { try readGaps() }
         try integrity.check()
         return count
+    }
+
+    private func fill(_ target: UnsafeMutableRawBufferPointer, at position: Int64, through stream: DirectReadAhead?) throws {
+        if let stream, stream.read(into: target, at: position) { return }
+        try file.read(into: target, at: position)
     }
 
     /// Reads (and checks) every byte no reader asked for yet.

@@ -16,6 +16,8 @@ static inline ssize_t clinux_copy_file_range(int fd_in, off_t *off_in, int fd_ou
 static inline int clinux_ficlone(int dest_fd, int src_fd) { return ioctl(dest_fd, FICLONE, src_fd); }
 // O_PATH is defined only under _GNU_SOURCE (as __O_PATH always).
 static inline int clinux_o_path(void) { return __O_PATH; }
+// O_DIRECT is defined only under _GNU_SOURCE (as __O_DIRECT always).
+static inline int clinux_o_direct(void) { return __O_DIRECT; }
 // renameat2(2) with RENAME_NOREPLACE/RENAME_EXCHANGE (browse mode passes rename flags through).
 static inline int clinux_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);

@@ -122,6 +122,38 @@ final class MountReadTests: XCTestCase {
         try fixture.unmount()
     }
 
+    /// A stored file read sequentially through the mount is cached once, as the mounted file's
+    /// pages: the container's bytes come with O_DIRECT (`StoredEntryReader`), so the page cache
+    /// does not hold them a second time as the container file's. `fincore` counts the
+    /// container's cached pages; before, a read cached all of them.
+    func testASequentialReadDoesNotCacheTheContainerASecondTime() throws {
+        let fixture = try MountFixture(self)
+        let film = (0..<(48 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2654435761) >> 13) }
+        try makeContainer(fixture, files: [("film.mp4", film)])
+        // The container's pages, cached while it was written, leave the cache first.
+        let evict = try Shell.python("""
+            import os, sys
+            fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)
+            """, [fixture.container])
+        XCTAssertEqual(evict.status, 0, evict.stderr)
+        XCTAssertLessThan(try cachedBytes(fixture.container), 4 << 20)
+        try fixture.mount()
+
+        let compare = try Shell.sh("cmp '\(fixture.path("film.mp4"))' '\(fixture.folder)/src/film.mp4'")
+        XCTAssertEqual(compare.status, 0, compare.stdout + compare.stderr)
+        // The first reads (before the read-ahead starts) and the kernel's readahead around them
+        // are cached; the other 40-odd MiB are not.
+        XCTAssertLessThan(try cachedBytes(fixture.container), 8 << 20)
+        try fixture.unmount()
+    }
+
+    private func cachedBytes(_ path: String) throws -> Int {
+        let result = try Shell.run("/usr/bin/fincore", ["--bytes", "--noheadings", "--output", "RES", path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return try XCTUnwrap(Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), result.stdout)
+    }
+
     func testEightParallelReadersWhileAWriterAddsFiles() throws {
         let fixture = try MountFixture(self)
         let text = textLikeBytes(count: 8 << 20)
