@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Random access into a deflated entry without restarting from the beginning.
 ///
@@ -43,6 +44,9 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         var finished = false
         var lastUse: UInt64 = 0
         let inputBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        /// Compressed input read ahead with O_DIRECT while a pipeline streams this cursor
+        /// (`InflatePipeline`); nil otherwise.
+        var readAhead: DirectReadAhead?
         /// Where skipped output goes (made when first needed).
         var discard: UnsafeMutableRawBufferPointer?
 
@@ -61,6 +65,7 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         }
 
         deinit {
+            readAhead?.close()
             inputBuffer.deallocate()
             discard?.deallocate()
         }
@@ -87,9 +92,15 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     private var savedState: [UInt8] = []
     private var restoreBuffer: UnsafeMutableRawBufferPointer?
 
-    init(file: PosixFile, location: EntryLocation) {
+    private let directReads: DirectReads
+    private let readsAhead = Atomic<Int>(0)
+    /// Pieces of compressed input that came from read-ahead streams (for tests).
+    var compressedReadsFromStreams: Int { readsAhead.load(ordering: .relaxed) }
+
+    init(file: PosixFile, location: EntryLocation, directReads: DirectReads? = nil) {
         self.file = file
         self.location = location
+        self.directReads = directReads ?? DirectReads(file: file)
         spacing = max(512 << 10, location.uncompressedSize / 1024)
         checkpoints = [Checkpoint(output: 0, input: 0, state: [])]
         integrity = EntryIntegrity(location)
@@ -145,6 +156,23 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
             }
             return try restore(checkpoint)
         }
+    }
+
+    /// Starts reading `cursor`'s compressed input ahead with O_DIRECT (see `DirectReadAhead`:
+    /// the compressed bytes are then not cached, only the output the kernel keeps), unless
+    /// less than `DirectReadAhead.compressedChunkSize` * 8 of it is left. `stopReadingAhead`
+    /// ends it.
+    func readAhead(_ cursor: Cursor) {
+        guard cursor.readAhead == nil,
+              location.compressedSize - cursor.inputNext >= Int64(DirectReadAhead.compressedChunkSize) * 8 else { return }
+        let range = location.dataOffset..<location.dataOffset + location.compressedSize
+        cursor.readAhead = directReads.stream(over: range, from: location.dataOffset + cursor.inputNext,
+                                              chunkSize: DirectReadAhead.compressedChunkSize)
+    }
+
+    func stopReadingAhead(_ cursor: Cursor) {
+        cursor.readAhead?.close()
+        cursor.readAhead = nil
     }
 
     /// Returns a cursor to the idle set (the caller took it and it is still good).
@@ -269,7 +297,12 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
         if left <= 0 { return 0 } // the decoder may still finish from the bits it holds
         let n = Int(min(Int64(cursor.inputBuffer.count), left))
         let piece = UnsafeMutableRawBufferPointer(rebasing: cursor.inputBuffer[0..<n])
-        try file.read(into: piece, at: location.dataOffset + cursor.inputNext)
+        let position = location.dataOffset + cursor.inputNext
+        if cursor.readAhead?.read(into: piece, at: position) == true {
+            readsAhead.add(1, ordering: .relaxed)
+        } else {
+            try file.read(into: piece, at: position)
+        }
         cursor.inputNext += Int64(n)
         cursor.inflater.setInput(UnsafeRawBufferPointer(piece))
         return n

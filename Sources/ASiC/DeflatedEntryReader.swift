@@ -238,7 +238,10 @@ final class InflatePipeline: @unchecked Sendable {
             if case .failed = item { return }
         }
         // A decoder that is still good serves the next reader of this entry.
-        if let cursor, !cursor.finished { content.giveBack(cursor) }
+        if let cursor {
+            content.stopReadingAhead(cursor)
+            if !cursor.finished { content.giveBack(cursor) }
+        }
         cursor = nil
     }
 
@@ -248,10 +251,14 @@ final class InflatePipeline: @unchecked Sendable {
             if cursor == nil {
                 let taken = try content.takeCursor(for: position)
                 cursor = taken
+                // A helper streams the entry: its input is read ahead (on the caller's thread
+                // the decoder serves any request, in order or not, and reads as it goes).
+                if threaded { content.readAhead(taken) }
                 try content.skip(taken, to: position)
             }
             try content.decode(cursor!, count: n, into: buffer.baseAddress)
         } catch {
+            if let cursor { content.stopReadingAhead(cursor) }
             cursor = nil
             return .failed(content.integrity.fail(error))
         }

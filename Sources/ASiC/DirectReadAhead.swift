@@ -17,7 +17,11 @@ import Synchronization
 /// Reads outside the window (behind it, or further ahead than it reaches) are not served: the
 /// caller reads those itself, as it does when the file system refuses O_DIRECT.
 final class DirectReadAhead: @unchecked Sendable {
+    /// Chunks of stored entries (the bytes served as they are).
     static let chunkSize = 1 << 20
+    /// Chunks of a deflated entry's compressed bytes: the decoder takes them at a third of its
+    /// output's rate, and the inflating reader's memory counts too (W5).
+    static let compressedChunkSize = 256 << 10
     /// Chunks read ahead of the furthest one asked for. With one, a cold 1 GiB read through the
     /// mount ran 0.6–1.3 GB/s; with three, 0.8–1.4 (and with eight no faster).
     static let chunksAhead = 3
@@ -40,6 +44,7 @@ final class DirectReadAhead: @unchecked Sendable {
 
     private let fd: Int32
     private let end: Int64
+    let chunkSize: Int
     private let lastChunk: Int64
     private let condition = NSCondition()
     /// Chunk index -> its bytes (the count is short only at the end of the file).
@@ -55,7 +60,7 @@ final class DirectReadAhead: @unchecked Sendable {
 
     /// Starts reading `range` of `file` ahead from `position`. `reopen` gives a descriptor of the
     /// same file opened with O_DIRECT, or -1 (tests pass one that fails).
-    static func start(file: PosixFile, range: Range<Int64>, at position: Int64,
+    static func start(file: PosixFile, range: Range<Int64>, at position: Int64, chunkSize: Int = chunkSize,
                       reopen: (PosixFile) -> Int32 = reopenDirect) -> Start {
         guard streams.add(1, ordering: .relaxed).newValue <= maximumStreams else {
             streams.subtract(1, ordering: .relaxed)
@@ -66,7 +71,7 @@ final class DirectReadAhead: @unchecked Sendable {
             streams.subtract(1, ordering: .relaxed)
             return .unsupported
         }
-        let stream = DirectReadAhead(fd: fd, end: range.upperBound, at: position)
+        let stream = DirectReadAhead(fd: fd, end: range.upperBound, at: position, chunkSize: chunkSize)
         stream.threads = readsAtOnce
         for _ in 0..<readsAtOnce {
             let thread = Thread { stream.run() }
@@ -76,11 +81,12 @@ final class DirectReadAhead: @unchecked Sendable {
         return .started(stream)
     }
 
-    private init(fd: Int32, end: Int64, at position: Int64) {
+    private init(fd: Int32, end: Int64, at position: Int64, chunkSize: Int) {
         self.fd = fd
         self.end = end
-        lastChunk = max(0, end - 1) / Int64(Self.chunkSize)
-        furthest = position / Int64(Self.chunkSize)
+        self.chunkSize = chunkSize
+        lastChunk = max(0, end - 1) / Int64(chunkSize)
+        furthest = position / Int64(chunkSize)
     }
 
     /// The same file as `file`, opened again with O_DIRECT (through /proc, so that a file
@@ -109,7 +115,7 @@ final class DirectReadAhead: @unchecked Sendable {
         var copied = 0
         while copied < target.count {
             let at = position + Int64(copied)
-            let index = at / Int64(Self.chunkSize)
+            let index = at / Int64(chunkSize)
             guard index >= furthest - 1, index <= furthest + Int64(Self.chunksAhead) else { return false }
             if index > furthest { advance(to: index) }
             // Behind the furthest chunk only what is still kept; from it on, the thread reads it.
@@ -120,7 +126,7 @@ final class DirectReadAhead: @unchecked Sendable {
             }
             if closed { return false }
             let chunk = chunks[index]!
-            let within = Int(at - index * Int64(Self.chunkSize))
+            let within = Int(at - index * Int64(chunkSize))
             let count = min(target.count - copied, chunk.count - within)
             guard count > 0 else { return false }
             (target.baseAddress! + copied).copyMemory(from: chunk.bytes + within, byteCount: count)
@@ -155,7 +161,7 @@ final class DirectReadAhead: @unchecked Sendable {
                 condition.wait()
                 continue
             }
-            guard let buffer = spare.popLast() ?? Self.allocateChunk() else {
+            guard let buffer = spare.popLast() ?? Self.allocateChunk(chunkSize) else {
                 failed = true
                 continue
             }
@@ -202,8 +208,8 @@ final class DirectReadAhead: @unchecked Sendable {
     /// One chunk (the last one up to the end of the range, rounded up to whole 4 KiB blocks):
     /// its byte count, or -1 on an error (the caller's own read then reports it).
     private func readChunk(_ index: Int64, into buffer: UnsafeMutableRawPointer) -> Int {
-        let start = index * Int64(Self.chunkSize)
-        let length = Int(min(Int64(Self.chunkSize), (end - start + 4095) & ~4095))
+        let start = index * Int64(chunkSize)
+        let length = Int(min(Int64(chunkSize), (end - start + 4095) & ~4095))
         while true {
             let n = pread(fd, buffer, length, off_t(start))
             if n >= 0 { return n }
@@ -213,8 +219,36 @@ final class DirectReadAhead: @unchecked Sendable {
 
     /// 4 KiB alignment satisfies O_DIRECT on every block size up to a page. Without memory the
     /// stream fails and its reader reads for itself.
-    private static func allocateChunk() -> UnsafeMutableRawPointer? {
+    private static func allocateChunk(_ size: Int) -> UnsafeMutableRawPointer? {
         var buffer: UnsafeMutableRawPointer?
-        return posix_memalign(&buffer, 4096, chunkSize) == 0 ? buffer : nil
+        return posix_memalign(&buffer, 4096, size) == 0 ? buffer : nil
+    }
+}
+
+/// Starts read-ahead streams over one container file, and stops trying once its file system
+/// has refused O_DIRECT.
+final class DirectReads: Sendable {
+    let file: PosixFile
+    private let reopen: @Sendable (PosixFile) -> Int32
+    private let unsupported = Atomic<Bool>(false)
+
+    /// `reopen`: see `DirectReadAhead.start` (tests pass one that fails).
+    init(file: PosixFile, reopen: @escaping @Sendable (PosixFile) -> Int32 = DirectReadAhead.reopenDirect) {
+        self.file = file
+        self.reopen = reopen
+    }
+
+    /// A stream over `range` (file offsets) from `position`, or nil (O_DIRECT refused, or
+    /// enough streams run already).
+    func stream(over range: Range<Int64>, from position: Int64,
+                chunkSize: Int = DirectReadAhead.chunkSize) -> DirectReadAhead? {
+        guard !unsupported.load(ordering: .relaxed) else { return nil }
+        switch DirectReadAhead.start(file: file, range: range, at: position, chunkSize: chunkSize, reopen: reopen) {
+        case .started(let stream): return stream
+        case .busy: return nil
+        case .unsupported:
+            unsupported.store(true, ordering: .relaxed)
+            return nil
+        }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Random access to the uncompressed bytes of one ZIP entry, safe to call from many threads.
 public protocol EntryContent: AnyObject, Sendable {
@@ -89,17 +88,13 @@ final class StoredEntryContent: EntryContent {
     let location: EntryLocation
     var size: Int64 { location.uncompressedSize }
     private let integrity: EntryIntegrity
-    private let reopenDirect: @Sendable (PosixFile) -> Int32
-    /// The file system refused O_DIRECT once: it will again.
-    private let directUnsupported = Atomic<Bool>(false)
+    private let directReads: DirectReads
 
     /// `location` comes from `EntryLocation.resolve`, which has checked that both sizes agree.
-    /// `reopenDirect`: see `DirectReadAhead.start` (tests pass one that fails).
-    init(file: PosixFile, location: EntryLocation,
-         reopenDirect: @escaping @Sendable (PosixFile) -> Int32 = DirectReadAhead.reopenDirect) {
+    init(file: PosixFile, location: EntryLocation, directReads: DirectReads? = nil) {
         self.file = file
         self.location = location
-        self.reopenDirect = reopenDirect
+        self.directReads = directReads ?? DirectReads(file: file)
         integrity = EntryIntegrity(location)
     }
 
@@ -108,15 +103,7 @@ final class StoredEntryContent: EntryContent {
     /// A read-ahead stream from `offset` on, or nil (the file system refuses O_DIRECT, or enough
     /// streams run already).
     func readAhead(from offset: Int64) -> DirectReadAhead? {
-        guard !directUnsupported.load(ordering: .relaxed) else { return nil }
-        let range = location.dataOffset..<location.dataOffset + size
-        switch DirectReadAhead.start(file: file, range: range, at: location.dataOffset + offset, reopen: reopenDirect) {
-        case .started(let stream): return stream
-        case .busy: return nil
-        case .unsupported:
-            directUnsupported.store(true, ordering: .relaxed)
-            return nil
-        }
+        directReads.stream(over: location.dataOffset..<location.dataOffset + size, from: location.dataOffset + offset)
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {

@@ -397,7 +397,14 @@ final class CodecTests: XCTestCase {
             XCTAssertEqual(content.restarts, 0, "no checkpoint restarts for size \(size)")
             XCTAssertEqual(reader.sequentialReads, offsets.count)
             XCTAssertTrue(content.integrity.isVerified, "the CRC was checked")
+            // The helper's decoder takes its input from O_DIRECT read-ahead; the inline one reads it.
+            if size >= DeflatedEntryReader.aheadThreshold {
+                XCTAssertGreaterThan(content.compressedReadsFromStreams, 10, "size \(size)")
+            } else {
+                XCTAssertEqual(content.compressedReadsFromStreams, 0, "size \(size)")
+            }
             reader.close()
+            waitForReadAheadToEnd()
             // After close, reads still work (through the seek index).
             let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0, at: 1000) }
             XCTAssertTrue(buffer[0..<n].elementsEqual(text[1000..<1000 + n]))
@@ -450,7 +457,18 @@ final class CodecTests: XCTestCase {
             }
             XCTAssertThrowsError(try buffer.withUnsafeMutableBytes { try reader.read(into: $0, at: 0) })
             XCTAssertThrowsError(try buffer.withUnsafeMutableBytes { try content.makeReader().read(into: $0, at: 0) })
+            if damage == .wrongBytes {
+                // Found at the end, after input that came through the read-ahead.
+                XCTAssertGreaterThan(try XCTUnwrap(content as? DeflatedEntryContent).compressedReadsFromStreams, 0)
+            }
             reader.close()
+            waitForReadAheadToEnd()
         }
+    }
+
+    private func waitForReadAheadToEnd() {
+        let deadline = Date().addingTimeInterval(5)
+        while DirectReadAhead.activeStreams > 0 && Date() < deadline { usleep(1000) }
+        XCTAssertEqual(DirectReadAhead.activeStreams, 0, "a read-ahead thread outlived its reader")
     }
 }

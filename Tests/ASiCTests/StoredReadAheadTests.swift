@@ -26,7 +26,7 @@ final class StoredReadAheadTests: XCTestCase {
         let file = try PosixFile.openForReading(path)
         let location = try container.location(of: container.dataFile(named: "film.mp4")!.entry)
         XCTAssertEqual(location.method, ZipMethod.stored)
-        if let reopen { return StoredEntryContent(file: file, location: location, reopenDirect: reopen) }
+        if let reopen { return StoredEntryContent(file: file, location: location, directReads: DirectReads(file: file, reopen: reopen)) }
         return StoredEntryContent(file: file, location: location)
     }
 

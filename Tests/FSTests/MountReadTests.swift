@@ -122,14 +122,16 @@ final class MountReadTests: XCTestCase {
         try fixture.unmount()
     }
 
-    /// A stored file read sequentially through the mount is cached once, as the mounted file's
-    /// pages: the container's bytes come with O_DIRECT (`StoredEntryReader`), so the page cache
-    /// does not hold them a second time as the container file's. `fincore` counts the
-    /// container's cached pages; before, a read cached all of them.
+    /// A file read sequentially through the mount is cached once, as the mounted file's pages:
+    /// the container's bytes come with O_DIRECT (`StoredEntryReader`, and `InflatePipeline` for
+    /// a deflated file's compressed bytes), so the page cache does not hold them a second time
+    /// as the container file's. `fincore` counts the container's cached pages; before, a read
+    /// cached all of them.
     func testASequentialReadDoesNotCacheTheContainerASecondTime() throws {
         let fixture = try MountFixture(self)
         let film = (0..<(48 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2654435761) >> 13) }
-        try makeContainer(fixture, files: [("film.mp4", film)])
+        let report = textLikeBytes(count: 24 << 20)
+        try makeContainer(fixture, files: [("film.mp4", film), ("report.txt", report)])
         // The container's pages, cached while it was written, leave the cache first.
         let evict = try Shell.python("""
             import os, sys
@@ -140,12 +142,24 @@ final class MountReadTests: XCTestCase {
         XCTAssertLessThan(try cachedBytes(fixture.container), 4 << 20)
         try fixture.mount()
 
-        let compare = try Shell.sh("cmp '\(fixture.path("film.mp4"))' '\(fixture.folder)/src/film.mp4'")
-        XCTAssertEqual(compare.status, 0, compare.stdout + compare.stderr)
+        let afterFilm = try cmp("film.mp4", fixture)
         // The first reads (before the read-ahead starts) and the kernel's readahead around them
         // are cached; the other 40-odd MiB are not.
-        XCTAssertLessThan(try cachedBytes(fixture.container), 8 << 20)
+        XCTAssertLessThan(afterFilm, 8 << 20)
+        let compressed = try Shell.python(
+            "import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).getinfo('report.txt').compress_size)", [fixture.container])
+        let compressedSize = try XCTUnwrap(Int(compressed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), compressed.stderr)
+        XCTAssertGreaterThan(compressedSize, 4 << 20)
+        // The decoder's input came with O_DIRECT from the start.
+        XCTAssertLessThan(try cmp("report.txt", fixture) - afterFilm, compressedSize / 4)
         try fixture.unmount()
+    }
+
+    /// Compares a file of the mount with its source; the container's cached bytes afterwards.
+    private func cmp(_ name: String, _ fixture: MountFixture) throws -> Int {
+        let compare = try Shell.sh("cmp '\(fixture.path(name))' '\(fixture.folder)/src/\(name)'")
+        XCTAssertEqual(compare.status, 0, compare.stdout + compare.stderr)
+        return try cachedBytes(fixture.container)
     }
 
     private func cachedBytes(_ path: String) throws -> Int {
