@@ -160,14 +160,14 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
 
     /// Starts reading `cursor`'s compressed input ahead with O_DIRECT (see `DirectReadAhead`:
     /// the compressed bytes are then not cached, only the output the kernel keeps), unless
-    /// less than `DirectReadAhead.compressedChunkSize` * 8 of it is left. `stopReadingAhead`
+    /// less than eight of its chunks is left. `stopReadingAhead`
     /// ends it.
     func readAhead(_ cursor: Cursor) {
         guard cursor.readAhead == nil,
-              location.compressedSize - cursor.inputNext >= Int64(DirectReadAhead.compressedChunkSize) * 8 else { return }
+              location.compressedSize - cursor.inputNext >= Int64(DirectReadAhead.Shape.compressed.chunkSize) * 8 else { return }
         let range = location.dataOffset..<location.dataOffset + location.compressedSize
         cursor.readAhead = directReads.stream(over: range, from: location.dataOffset + cursor.inputNext,
-                                              chunkSize: DirectReadAhead.compressedChunkSize)
+                                              shape: .compressed)
     }
 
     func stopReadingAhead(_ cursor: Cursor) {

@@ -17,18 +17,24 @@ import Synchronization
 /// Reads outside the window (behind it, or further ahead than it reaches) are not served: the
 /// caller reads those itself, as it does when the file system refuses O_DIRECT.
 final class DirectReadAhead: @unchecked Sendable {
-    /// Chunks of stored entries (the bytes served as they are).
-    static let chunkSize = 1 << 20
-    /// Chunks of a deflated entry's compressed bytes: the decoder takes them at a third of its
-    /// output's rate, and the inflating reader's memory counts too (W5).
-    static let compressedChunkSize = 256 << 10
-    /// Chunks read ahead of the furthest one asked for. With one, a cold 1 GiB read through the
-    /// mount ran 0.6–1.3 GB/s; with three, 0.8–1.4 (and with eight no faster).
-    static let chunksAhead = 3
-    /// Chunks read at once (threads per stream): a cold O_DIRECT read of the 1 GiB container
-    /// in 1 MiB reads ran 1.2–1.6 GB/s one read at a time, 1.5–1.7 GB/s two at a time.
-    static let readsAtOnce = 2
-    /// At most this many streams at once (each holds up to `chunksAhead` + 2 + `readsAtOnce` chunks).
+    /// How a stream reads: its chunks, how far ahead of the furthest one asked for, and how many
+    /// at once (one thread each).
+    struct Shape: Sendable {
+        let chunkSize: Int
+        let chunksAhead: Int
+        let readsAtOnce: Int
+
+        /// Stored entries, whose bytes are served as they are. Three chunks ahead: with one, a
+        /// cold 1 GiB read through the mount ran 0.6–1.3 GB/s, with three 0.8–1.4 (eight were
+        /// no faster). Two reads at once: a cold O_DIRECT read of the container in 1 MiB reads
+        /// ran 1.2–1.6 GB/s one at a time, 1.5–1.7 GB/s two at a time.
+        static let stored = Shape(chunkSize: 1 << 20, chunksAhead: 3, readsAtOnce: 2)
+        /// A deflated entry's compressed bytes: the decoder takes them at a third of its output
+        /// rate, and the inflating reader's own buffers count against the daemon's memory (W5).
+        static let compressed = Shape(chunkSize: 256 << 10, chunksAhead: 2, readsAtOnce: 1)
+    }
+
+    /// At most this many streams at once (each holds up to `chunksAhead` + 2 chunks).
     static let maximumStreams = 4
     private static let streams = Atomic<Int>(0)
     /// Streams whose thread still runs.
@@ -44,7 +50,8 @@ final class DirectReadAhead: @unchecked Sendable {
 
     private let fd: Int32
     private let end: Int64
-    let chunkSize: Int
+    let shape: Shape
+    private var chunkSize: Int { shape.chunkSize }
     private let lastChunk: Int64
     private let condition = NSCondition()
     /// Chunk index -> its bytes (the count is short only at the end of the file).
@@ -60,7 +67,7 @@ final class DirectReadAhead: @unchecked Sendable {
 
     /// Starts reading `range` of `file` ahead from `position`. `reopen` gives a descriptor of the
     /// same file opened with O_DIRECT, or -1 (tests pass one that fails).
-    static func start(file: PosixFile, range: Range<Int64>, at position: Int64, chunkSize: Int = chunkSize,
+    static func start(file: PosixFile, range: Range<Int64>, at position: Int64, shape: Shape = .stored,
                       reopen: (PosixFile) -> Int32 = reopenDirect) -> Start {
         guard streams.add(1, ordering: .relaxed).newValue <= maximumStreams else {
             streams.subtract(1, ordering: .relaxed)
@@ -71,9 +78,9 @@ final class DirectReadAhead: @unchecked Sendable {
             streams.subtract(1, ordering: .relaxed)
             return .unsupported
         }
-        let stream = DirectReadAhead(fd: fd, end: range.upperBound, at: position, chunkSize: chunkSize)
-        stream.threads = readsAtOnce
-        for _ in 0..<readsAtOnce {
+        let stream = DirectReadAhead(fd: fd, end: range.upperBound, at: position, shape: shape)
+        stream.threads = shape.readsAtOnce
+        for _ in 0..<shape.readsAtOnce {
             let thread = Thread { stream.run() }
             thread.name = "asicfs-readahead"
             thread.start()
@@ -81,12 +88,12 @@ final class DirectReadAhead: @unchecked Sendable {
         return .started(stream)
     }
 
-    private init(fd: Int32, end: Int64, at position: Int64, chunkSize: Int) {
+    private init(fd: Int32, end: Int64, at position: Int64, shape: Shape) {
         self.fd = fd
         self.end = end
-        self.chunkSize = chunkSize
-        lastChunk = max(0, end - 1) / Int64(chunkSize)
-        furthest = position / Int64(chunkSize)
+        self.shape = shape
+        lastChunk = max(0, end - 1) / Int64(shape.chunkSize)
+        furthest = position / Int64(shape.chunkSize)
     }
 
     /// The same file as `file`, opened again with O_DIRECT (through /proc, so that a file
@@ -116,7 +123,7 @@ final class DirectReadAhead: @unchecked Sendable {
         while copied < target.count {
             let at = position + Int64(copied)
             let index = at / Int64(chunkSize)
-            guard index >= furthest - 1, index <= furthest + Int64(Self.chunksAhead) else { return false }
+            guard index >= furthest - 1, index <= furthest + Int64(shape.chunksAhead) else { return false }
             if index > furthest { advance(to: index) }
             // Behind the furthest chunk only what is still kept; from it on, the thread reads it.
             if index < furthest && chunks[index] == nil { return false }
@@ -196,7 +203,7 @@ final class DirectReadAhead: @unchecked Sendable {
 
     /// The first chunk of the window not read (nor being read) yet, from the furthest one on.
     private func nextToRead() -> Int64? {
-        let last = min(furthest + Int64(Self.chunksAhead), lastChunk)
+        let last = min(furthest + Int64(shape.chunksAhead), lastChunk)
         var index = furthest
         while index <= last {
             if chunks[index] == nil && !reading.contains(index) { return index }
@@ -241,9 +248,9 @@ final class DirectReads: Sendable {
     /// A stream over `range` (file offsets) from `position`, or nil (O_DIRECT refused, or
     /// enough streams run already).
     func stream(over range: Range<Int64>, from position: Int64,
-                chunkSize: Int = DirectReadAhead.chunkSize) -> DirectReadAhead? {
+                shape: DirectReadAhead.Shape = .stored) -> DirectReadAhead? {
         guard !unsupported.load(ordering: .relaxed) else { return nil }
-        switch DirectReadAhead.start(file: file, range: range, at: position, chunkSize: chunkSize, reopen: reopen) {
+        switch DirectReadAhead.start(file: file, range: range, at: position, shape: shape, reopen: reopen) {
         case .started(let stream): return stream
         case .busy: return nil
         case .unsupported:

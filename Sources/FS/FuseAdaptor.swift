@@ -24,8 +24,9 @@
 //   ends; every other request waits for the check.
 // - A data file opened read-only from the container gets keep_cache: its bytes can only change
 //   by being rewritten through this mount, so repeat reads are served from the page cache.
-//   Its bytes are cached once, as the mounted file's pages: a stored entry read sequentially
-//   comes from the container with O_DIRECT (`StoredEntryReader`), not through the container
+//   Its bytes are cached once, as the mounted file's pages: read sequentially, a stored
+//   entry's bytes (`StoredEntryReader`) and a deflated entry's compressed bytes
+//   (`InflatePipeline`) come from the container with O_DIRECT, not through the container
 //   file's pages as well.
 // - Files being written (spools) are not kept: their bytes change under open handles.
 // - Control files (.asicfs/...) use direct_io: they are generated on every open, their size is
