@@ -23,11 +23,8 @@ while (($#)); do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-if [ -z "$CLI" ]; then
-  export PATH="/opt/swift/usr/bin:$PATH"
-  swift build -c release --product asicfs --scratch-path "$ROOT/.build/release-bench" >/dev/null
-  CLI="$ROOT/.build/release-bench/release/asicfs"
-fi
+source "$ROOT/Benchmarks/common.sh"
+CLI=$(bench_cli "$ROOT" "$CLI")
 SOURCES="$DATA/src/w6"
 BASE="$DATA/small5.asice"
 [ -d "$SOURCES" ] && [ -f "$BASE" ] || { echo "no fsbench data in $DATA (python3 ../shared/bench/fsbench.py gen)" >&2; exit 1; }

@@ -22,11 +22,8 @@ while (($#)); do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-if [ -z "$CLI" ]; then
-  export PATH="/opt/swift/usr/bin:$PATH"
-  swift build -c release --product asicfs --scratch-path "$ROOT/.build/release-bench" >/dev/null
-  CLI="$ROOT/.build/release-bench/release/asicfs"
-fi
+source "$ROOT/Benchmarks/common.sh"
+CLI=$(bench_cli "$ROOT" "$CLI")
 [ -f "$DATA/big-stored.asice" ] || { echo "no fsbench data in $DATA (fsbench.py gen)" >&2; exit 1; }
 python3 - "$CLI" "$DATA" "$ROUNDS" <<'PY'
 import os, statistics, subprocess, sys, tempfile, time
