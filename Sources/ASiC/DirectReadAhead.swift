@@ -37,7 +37,7 @@ final class DirectReadAhead: @unchecked Sendable {
     /// At most this many streams at once (each holds up to `chunksAhead` + 2 chunks).
     static let maximumStreams = 4
     private static let streams = Atomic<Int>(0)
-    /// Streams whose thread still runs.
+    /// Streams whose threads still run.
     static var activeStreams: Int { streams.load(ordering: .relaxed) }
 
     enum Start {
