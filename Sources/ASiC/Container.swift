@@ -52,6 +52,9 @@ public final class Container: @unchecked Sendable {
     private let indexByName: [String: Int]
     private let cacheLock = NSLock()
     private var contentCache: [String: EntryContent] = [:]
+    /// Read-ahead streams for every entry's content: whether the file takes O_DIRECT is the
+    /// file's to know, not each entry's.
+    private let directReads: DirectReads
     /// SHA-256 of data files, by name: written by this process's own save (from the bytes it
     /// compressed) or read once already. Trusted only for the entry it was recorded for.
     private var knownSHA256: [String: KnownDigest] = [:]
@@ -74,6 +77,7 @@ public final class Container: @unchecked Sendable {
         self.dataFiles = dataFiles
         self.signatureFiles = signatureFiles
         self.file = file
+        directReads = DirectReads(file: file)
         self.directory = directory
         self.mimetypeEntry = mimetypeEntry
         self.manifestEntry = manifestEntry
@@ -293,8 +297,8 @@ public final class Container: @unchecked Sendable {
         if let cached = contentCache[name] { return cached }
         let location = try EntryLocation.resolve(dataFile.entry, in: file, dataLimit: directory.centralDirectoryOffset)
         let content: EntryContent = dataFile.entry.isDeflated
-            ? DeflatedEntryContent(file: file, location: location)
-            : StoredEntryContent(file: file, location: location)
+            ? DeflatedEntryContent(file: file, location: location, directReads: directReads)
+            : StoredEntryContent(file: file, location: location, directReads: directReads)
         contentCache[name] = content
         return content
     }

@@ -97,10 +97,10 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
     /// Pieces of compressed input that came from read-ahead streams (for tests).
     var compressedReadsFromStreams: Int { readsAhead.load(ordering: .relaxed) }
 
-    init(file: PosixFile, location: EntryLocation, directReads: DirectReads? = nil) {
+    init(file: PosixFile, location: EntryLocation, directReads: DirectReads) {
         self.file = file
         self.location = location
-        self.directReads = directReads ?? DirectReads(file: file)
+        self.directReads = directReads
         spacing = max(512 << 10, location.uncompressedSize / 1024)
         checkpoints = [Checkpoint(output: 0, input: 0, state: [])]
         integrity = EntryIntegrity(location)
@@ -160,8 +160,7 @@ final class DeflatedEntryContent: EntryContent, @unchecked Sendable {
 
     /// Starts reading `cursor`'s compressed input ahead with O_DIRECT (see `DirectReadAhead`:
     /// the compressed bytes are then not cached, only the output the kernel keeps), unless
-    /// less than eight of its chunks is left. `stopReadingAhead`
-    /// ends it.
+    /// less than eight of its chunks are left. `stopReadingAhead` ends it.
     func readAhead(_ cursor: Cursor) {
         guard cursor.readAhead == nil,
               location.compressedSize - cursor.inputNext >= Int64(DirectReadAhead.Shape.compressed.chunkSize) * 8 else { return }

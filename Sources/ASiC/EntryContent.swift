@@ -91,10 +91,10 @@ final class StoredEntryContent: EntryContent {
     private let directReads: DirectReads
 
     /// `location` comes from `EntryLocation.resolve`, which has checked that both sizes agree.
-    init(file: PosixFile, location: EntryLocation, directReads: DirectReads? = nil) {
+    init(file: PosixFile, location: EntryLocation, directReads: DirectReads) {
         self.file = file
         self.location = location
-        self.directReads = directReads ?? DirectReads(file: file)
+        self.directReads = directReads
         integrity = EntryIntegrity(location)
     }
 

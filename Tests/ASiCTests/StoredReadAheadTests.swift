@@ -26,8 +26,8 @@ final class StoredReadAheadTests: XCTestCase {
         let file = try PosixFile.openForReading(path)
         let location = try container.location(of: container.dataFile(named: "film.mp4")!.entry)
         XCTAssertEqual(location.method, ZipMethod.stored)
-        if let reopen { return StoredEntryContent(file: file, location: location, directReads: DirectReads(file: file, reopen: reopen)) }
-        return StoredEntryContent(file: file, location: location)
+        let directReads = reopen.map { DirectReads(file: file, reopen: $0) } ?? DirectReads(file: file)
+        return StoredEntryContent(file: file, location: location, directReads: directReads)
     }
 
     private func read(_ reader: EntryReader, at offset: Int, count: Int) throws -> [UInt8] {
