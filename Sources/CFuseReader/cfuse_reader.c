@@ -68,6 +68,26 @@ static uint64_t init_unique;
 static uint32_t init_offered;
 // ASICFS_TEST_REQUEST_LOG's file, or -1.
 static int request_log = -1;
+// ASICFS_TEST_HOLD_READS's path, or NULL.
+static char *hold_reads_gate;
+static struct fuse_session *reader_session;
+
+// A request read once the session has been told to stop would be dropped unanswered by
+// libfuse; left queued, it is served at the end (cfuse_session_end.h) if it is a RELEASE.
+static int stopping(void) { return reader_session != NULL && fuse_session_exited(reader_session); }
+
+// While the gate exists the reader reads nothing (requests stay queued in the kernel), with
+// `<gate>.held` present meanwhile. nanosleep is a cancellation point: a stop ends the wait.
+static void hold_reads(void) {
+    if (hold_reads_gate == NULL || access(hold_reads_gate, F_OK) != 0) return;
+    char marker[4096];
+    if (snprintf(marker, sizeof marker, "%s.held", hold_reads_gate) >= (int)sizeof marker) return;
+    int fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+    struct timespec pause = { .tv_sec = 0, .tv_nsec = 5000000 };
+    while (access(hold_reads_gate, F_OK) == 0 && !stopping()) nanosleep(&pause, NULL);
+    unlink(marker);
+}
 
 static void note_request(const void *buffer, ssize_t count) {
     if (count < (ssize_t)sizeof(struct fuse_in_header)) return;
@@ -95,14 +115,21 @@ static void brief_poll(int fd) {
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     struct pollfd device = { .fd = fd, .events = POLLIN };
-    while (poll(&device, 1, 0) == 0 && elapsed_ns(&start) < poll_ns) {}
+    while (poll(&device, 1, 0) == 0 && elapsed_ns(&start) < poll_ns && !stopping()) {}
 }
 
 static ssize_t reader_read(int fd, void *buffer, size_t length, void *userdata) {
     (void)userdata;
     if (!holds_role) take_role();
+    hold_reads();
     brief_poll(fd);
-    ssize_t count = read(fd, buffer, length);
+    ssize_t count;
+    if (stopping()) {
+        count = -1;
+        errno = EINTR;
+    } else {
+        count = read(fd, buffer, length);
+    }
     note_request(buffer, count);
     if (count < 0) {
         // EINTR (a signal), ENODEV (unmounted): let the next worker see it too.
@@ -139,12 +166,14 @@ static ssize_t reader_writev(int fd, struct iovec *iov, int count, void *userdat
     return writev(fd, iov, count);
 }
 
-int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path) {
+int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path, const char *hold_reads_path) {
     static struct fuse_custom_io io = { .read = reader_read, .writev = reader_writev };
     pthread_once(&holder_key_once, make_holder_key);
     poll_ns = spin_ns;
     if (request_log_path != NULL)
         request_log = open(request_log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (hold_reads_path != NULL) hold_reads_gate = strdup(hold_reads_path);
     struct fuse_session *session = fuse_get_session(fuse);
+    reader_session = session;
     return fuse_session_custom_io(session, &io, fuse_session_fd(session));
 }

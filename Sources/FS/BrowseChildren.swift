@@ -259,14 +259,14 @@ final class BrowseChildren: @unchecked Sendable {
     }
 
     /// Unmount: saves and closes every child; what could not be saved, one sentence each.
-    func closeAll() -> [String] {
+    func closeAll(everyFileClosed: Bool) -> [String] {
         let children = lock.withLock { () -> [BrowseChild] in
             defer { table = [:] }
             return Array(table.values)
         }
         var messages = lock.withLock { failures }
         for child in children {
-            if let failure = child.fileSystem.close() { messages.append(failure) }
+            if let failure = child.fileSystem.close(everyFileClosed: everyFileClosed) { messages.append(failure) }
         }
         return messages
     }

@@ -387,10 +387,6 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         }
     }
 
-    public func flush(_ id: UInt64) {
-        if case .child(let child, let inner)? = try? handle(id) { child.fileSystem.flush(inner) }
-    }
-
     public func release(_ id: UInt64) {
         guard let handle = lock.withLock({ handles.removeValue(forKey: id) }) else { return }
         switch handle {
@@ -425,8 +421,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     public func stop() { lock.withLock { invalidator = nil } }
 
     /// Saves and closes every open container; what could not be saved, joined in one line.
-    public func close() -> String? {
-        let failures = children.closeAll()
+    public func close(everyFileClosed: Bool) -> String? {
+        let failures = children.closeAll(everyFileClosed: everyFileClosed)
         lock.withLock {
             for case .plain(let file) in handles.values { Glibc.close(file.fd) }
             handles = [:]

@@ -4,7 +4,9 @@ import Foundation
 /// One container as the whole mount: the calls the adaptor makes that `ContainerFileSystem`
 /// answers in container terms (a container stores no owners, modes, links or access times).
 extension ContainerFileSystem: MountSource {
-    func create(_ path: String, flags: Int32, mode: mode_t) throws -> OpenResult { try create(path) }
+    func create(_ path: String, flags: Int32, mode: mode_t) throws -> OpenResult {
+        try create(path, writeOnly: flags & O_ACCMODE == O_WRONLY)
+    }
 
     func makeFolder(_ path: String, mode: mode_t) throws { try makeFolder(path) }
 

@@ -79,9 +79,12 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
         let source: Source
         let writable: Bool
-        init(source: Source, writable: Bool) {
+        /// Opened with direct_io on a spool (see `openSpool`).
+        let uncached: Bool
+        init(source: Source, writable: Bool, uncached: Bool = false) {
             self.source = source
             self.writable = writable
+            self.uncached = uncached
         }
     }
 
@@ -428,40 +431,49 @@ public final class ContainerFileSystem: @unchecked Sendable {
                     let reader = try snapshot.content(of: file.name).makeReader()
                     return register(Handle(source: .stored(reader, name: name), writable: false), keepCache: true, directIO: false)
                 case .spooled(let spool):
-                    spool.opened += 1
-                    return register(Handle(source: .spooled(spool), writable: false), keepCache: false, directIO: false)
+                    return openSpool(spool, writable: false, writeOnly: false)
                 }
             }
             try checkWritable("change '\(name)'")
             let spool = try spoolFor(name, entry: entry, truncate: flags & O_TRUNC != 0)
-            spool.opened += 1
-            spool.writers += 1
-            return register(Handle(source: .spooled(spool), writable: true), keepCache: false, directIO: false)
+            return openSpool(spool, writable: true, writeOnly: accessMode == O_WRONLY)
         }
     }
 
-    /// Creates a new, empty data file and opens it for writing.
-    public func create(_ path: String) throws -> OpenResult {
+    /// Creates a new, empty data file and opens it for writing (`writeOnly`: O_WRONLY, no reads).
+    public func create(_ path: String, writeOnly: Bool = false) throws -> OpenResult {
         let name = Self.name(of: path)
         if ControlFolder.contains(name) { throw FileSystemError(EACCES) }
         return try lock.withLock {
             try checkWritable("create '\(name)'")
             if let entry = view[name] {
                 let spool = try spoolFor(name, entry: entry, truncate: true)
-                spool.opened += 1
-                spool.writers += 1
-                return register(Handle(source: .spooled(spool), writable: true), keepCache: false, directIO: false)
+                return openSpool(spool, writable: true, writeOnly: writeOnly)
             }
             try checkNewName(name)
             let spool = try newSpool()
             view[name] = .spooled(spool)
             order.append(name)
             removeEmptyFolders(above: name)
-            spool.opened += 1
-            spool.writers += 1
             noteChange()
-            return register(Handle(source: .spooled(spool), writable: true), keepCache: false, directIO: false)
+            return openSpool(spool, writable: true, writeOnly: writeOnly)
         }
+    }
+
+    /// Opens a handle on a file being written (the caller holds `lock`). A write-only handle
+    /// that is the file's only one goes around the page cache (direct_io): the kernel keeps no
+    /// copy of bytes that are only written, and sends no GETXATTR security.capability before
+    /// the first write (`cp` of a small file in: one round trip less). Any handle opened while
+    /// such a writer is open goes around the cache too, so that no reader depends on the kernel
+    /// dropping the cached pages an uncached write changed (this one does; the test
+    /// `testReadersSeeWhatAWriteOnlyDescriptorWritesAtOnce` checks what readers see).
+    private func openSpool(_ spool: Spool, writable: Bool, writeOnly: Bool) -> OpenResult {
+        let uncached = spool.uncachedHandles > 0 || (writeOnly && spool.opened == 0)
+        spool.opened += 1
+        if writable { spool.writers += 1 }
+        if uncached { spool.uncachedHandles += 1 }
+        return register(Handle(source: .spooled(spool), writable: writable, uncached: uncached),
+                        keepCache: false, directIO: uncached)
     }
 
     /// Checks a name for a new data file: allowed by the container rules, parent folder present,
@@ -631,16 +643,6 @@ public final class ContainerFileSystem: @unchecked Sendable {
         scheduler?.changed()
     }
 
-    /// A close() of a descriptor (sent synchronously, unlike RELEASE): remembers that the file
-    /// was closed after its latest change.
-    public func flush(_ id: UInt64) {
-        lock.withLock {
-            guard let handle = handleLock.withLock({ handles[id] }), handle.writable,
-                  case .spooled(let spool) = handle.source else { return }
-            spool.closedGeneration = spool.generation
-        }
-    }
-
     /// The last close of a handle: a finished write becomes eligible for the next commit.
     public func release(_ id: UInt64) {
         let wrote = lock.withLock { () -> Bool in
@@ -649,6 +651,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             guard case .spooled(let spool) = handle.source else { return false }
             spool.opened -= 1
             if handle.writable { spool.writers -= 1 }
+            if handle.uncached { spool.uncachedHandles -= 1 }
             return handle.writable
         }
         if wrote { scheduler?.changed() }
@@ -921,21 +924,23 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
-    /// Commits what is pending and removes the spool folder (unmount).
-    /// Saves what is pending. If that fails, the unsaved files are moved, under their own names,
-    /// into a folder beside the container (nothing is lost) and the reason is returned.
+    /// Saves what is pending and removes the spool folder (unmount). If that fails, the unsaved
+    /// files are moved, under their own names, into a folder beside the container (nothing is
+    /// lost) and the reason is returned. `everyFileClosed`: the kernel ended the session by
+    /// unmounting, which it does only once no file of the mount is open any more.
     @discardableResult
-    public func close() -> String? {
+    public func close(everyFileClosed: Bool = false) -> String? {
         // The container is free for others once this mount is done with it (a browse mount
         // may open it again at once, and the lock is per open file, not per process).
         defer { containerLock.release() }
         signing.cancelAndWait()
-        // The kernel sends RELEASE after close() returns, without waiting: when the loop ends
-        // (a signal, an unmount) some may never arrive. A file whose writer closed it after its
-        // last write (FLUSH) is finished and saved; one still being written is rescued below.
+        // The kernel sends RELEASE after close() returns, without waiting, and drops what is
+        // still queued when the mount goes: after an unmount a writer whose RELEASE never came
+        // had finished all the same. After a signal the queued RELEASEs have been served
+        // (`Mounter`), so a file still with a writer is still being written: it is rescued below.
         lock.withLock {
-            for case .spooled(let spool) in view.values where spool.closedGeneration == spool.generation {
-                spool.writers = 0
+            if everyFileClosed {
+                for case .spooled(let spool) in view.values { spool.writers = 0 }
             }
             handleLock.withLock { handles.removeAll() }
         }

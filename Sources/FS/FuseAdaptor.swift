@@ -11,10 +11,13 @@
 //   to the container's precision, modes 0444 once signed) without the kernel sending anything.
 // - Names that do not exist are cached for one second too (negative_timeout): `cp` of a new file
 //   looked its name up three times before creating it; the cache answers one of them (the open
-//   with O_EXCL always asks again). A small file copied in then costs 8 requests: LOOKUP twice,
-//   CREATE, GETXATTR security.capability (the kernel asks once per file before its first write;
-//   before every write without FUSE_HANDLE_KILLPRIV_V2, which `FuseReader` adds to INIT), WRITE,
-//   FLUSH, RELEASE and GETATTR (the write made the kernel drop the size it had).
+//   with O_EXCL always asks again). A small file copied in then costs 6 requests, 5 of which
+//   `cp` waits for: LOOKUP twice, CREATE, WRITE, RELEASE (sent without waiting) and GETATTR (the
+//   write made the kernel drop the size it had). Two more are avoided: FLUSH, which close()
+//   waits for (the mount has no flush, so the kernel stops sending it after the first ENOSYS;
+//   that a writer has finished, its RELEASE tells, or, if that was never read, the unmount:
+//   see cfuse_session_end.h), and GETXATTR security.capability before the first write, which
+//   the kernel does not ask for a direct_io handle (a write-only file gets one, see below).
 //   Names appear through this mount (create, mkdir, rename), which replaces the kernel's
 //   negative entry at once; the only names that appear without the kernel seeing them are the
 //   `.asicfs/signatures/<n>-<signer>` folders of a new signature, and a listing (readdir, which
@@ -28,7 +31,9 @@
 //   entry's bytes (`StoredEntryReader`) and a deflated entry's compressed bytes
 //   (`InflatePipeline`) come from the container with O_DIRECT, not through the container
 //   file's pages as well.
-// - Files being written (spools) are not kept: their bytes change under open handles.
+// - Files being written (spools) are not kept: their bytes change under open handles. A
+//   write-only handle that is its file's only one gets direct_io (its bytes are never cached),
+//   and so does every handle opened on that file while it is open (`ContainerFileSystem.openSpool`).
 // - Control files (.asicfs/...) use direct_io: they are generated on every open, their size is
 //   only known then, and they must never be served stale. With direct_io every read reaches us,
 //   whatever size getattr gave: `status/wait` and `status/<method>` report 0, the validation
@@ -203,6 +208,7 @@ func fuseOperations() -> fuse_operations {
         reply {
             let opened = try fileSystem().create(path(rawPath), flags: info!.pointee.flags, mode: mode)
             info!.pointee.fh = opened.handle
+            info!.pointee.direct_io = opened.directIO ? 1 : 0
             return 0
         }
     }
@@ -224,11 +230,9 @@ func fuseOperations() -> fuse_operations {
             return 0
         }
     }
+    // No flush: libfuse then answers FLUSH with ENOSYS and the kernel stops sending it, which
+    // spares every close() a round trip (see the comment at the top).
     // Handles exist only once the check has passed.
-    ops.flush = { _, info in
-        try? fileSystem().flush(info!.pointee.fh)
-        return 0
-    }
     ops.release = { _, info in
         try? fileSystem().release(info!.pointee.fh)
         return 0

@@ -20,9 +20,15 @@ enum FuseReader {
     /// Installs the reader on a mount's session (after fuse_mount, before the loop). When
     /// libfuse refuses, its own readers stay: slower, not wrong.
     static func install(_ fuse: OpaquePointer) {
-        _ = cfuse_reader_install(UnsafeMutableRawPointer(fuse), pollNanoseconds, TestHooks.requestLog)
+        _ = cfuse_reader_install(UnsafeMutableRawPointer(fuse), pollNanoseconds, TestHooks.requestLog, TestHooks.readGate)
     }
 
     /// Gives the reader role away if this thread holds it (a no-op elsewhere).
     static func mayWait() { cfuse_reader_yield() }
+
+    /// After the loop: whether the kernel had unmounted (then every file had been closed);
+    /// otherwise serves the RELEASEs still queued (`cfuse_session_end.h`).
+    static func endSession(_ fuse: OpaquePointer) -> Bool {
+        cfuse_session_end(UnsafeMutableRawPointer(fuse)) == 1
+    }
 }

@@ -189,9 +189,10 @@ public enum Mounter {
             verdict?.failed(line)
             throw MountCheckFailure(description: line)
         }
+        let unmounted = FuseReader.endSession(fuse)
         fileSystem.stop()
         fuse_unmount(fuse)
-        let failure = fileSystem.close()
+        let failure = fileSystem.close(everyFileClosed: unmounted)
         if let failure { SystemLog.error(failure) }
         // `asicfs umount` waits for us and then reports this (our stderr may be /dev/null); no
         // outcome at all tells it that we died before the save ended.

@@ -20,8 +20,6 @@ protocol MountSource: AnyObject, Sendable {
     func write(_ handle: UInt64, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws -> Int
     /// By path, or through an open handle (`path` nil: a file removed while open).
     func truncate(_ path: String?, to length: Int64, handle: UInt64?) throws
-    /// A close() of a descriptor (synchronous, unlike release).
-    func flush(_ handle: UInt64)
     func release(_ handle: UInt64)
     /// fsync: through a handle when the kernel gives one.
     func sync(_ path: String?, handle: UInt64?) throws
@@ -48,8 +46,9 @@ protocol MountSource: AnyObject, Sendable {
     /// The loop has ended: no more invalidations.
     func stop()
     /// Saves everything pending (unmount); nil, or why something could not be saved and where
-    /// the unsaved files went.
-    func close() -> String?
+    /// the unsaved files went. `everyFileClosed`: the kernel unmounted (see
+    /// `ContainerFileSystem.close`).
+    func close(everyFileClosed: Bool) -> String?
 }
 
 /// utimensat's special `tv_nsec` values (the Linux ABI: UTIME_NOW, UTIME_OMIT).

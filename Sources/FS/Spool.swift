@@ -20,10 +20,8 @@ final class Spool: @unchecked Sendable {
     var opened = 0
     /// Bumped by every change, so a commit can tell whether it saved the latest bytes.
     var generation: UInt64 = 0
-    /// The generation when a writer last closed its descriptor (FLUSH, which close() waits for).
-    /// Equal to `generation` means the writer closed after its last change, even if the RELEASE
-    /// that follows (asynchronously) never arrives because the mount is stopping.
-    var closedGeneration: UInt64?
+    /// Open handles that bypass the page cache (`ContainerFileSystem.openSpool`).
+    var uncachedHandles = 0
     /// Removed from the view while open: writes through the open handles change nothing to save.
     var removed = false
     /// A write failed (disk full, I/O error): the bytes are incomplete and must not be committed.

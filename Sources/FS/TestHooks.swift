@@ -17,6 +17,10 @@ enum TestHooks {
     /// request it reads to PATH, one per line (what a test counts requests with).
     static let requestLog = TestGate.path("ASICFS_TEST_REQUEST_LOG")
 
+    /// `ASICFS_TEST_HOLD_READS=PATH`: while PATH exists, a container mount reads no request
+    /// (they stay queued in the kernel), with `PATH.held` present meanwhile.
+    static let readGate = TestGate.path("ASICFS_TEST_HOLD_READS")
+
     static func holdSave() { hold(saveGate) }
 
     static func holdMountCheck() { hold(mountCheckGate) }

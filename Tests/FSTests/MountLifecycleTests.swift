@@ -51,8 +51,51 @@ final class MountLifecycleTests: XCTestCase {
         }
     }
 
-    /// A file closed just before the stop is saved even though its (asynchronous) RELEASE may never
-    /// be served; a file still open for writing is not saved half-written but rescued beside the container.
+    /// The kernel sends RELEASE after close() has returned, without waiting (and the mount has
+    /// no FLUSH, which close() would wait for). A file closed while the daemon reads nothing
+    /// (`ASICFS_TEST_HOLD_READS`) has its RELEASE still queued when the stop comes: a signal
+    /// serves what is queued before saving, an unmount (which the kernel does only once no file
+    /// is open) drops it, and either way the file is saved, not rescued as if still being written.
+    func testAFileClosedJustBeforeTheStopIsSavedWhenItsReleaseWasStillQueued() throws {
+        for way in ["SIGTERM", "fusermount3"] {
+            let fixture = try MountFixture(self)
+            let gate = fixture.folder + "/hold-reads"
+            addTeardownBlock { unlink(gate) }
+            try fixture.mount(["create"], environment: ["ASICFS_TEST_HOLD_READS": gate])
+            // The first close of the mount still asks FLUSH (and learns there is none).
+            try writeFile(Array("first".utf8), fixture.path("first.txt"))
+            let fd = open(fixture.path("closed.txt"), O_WRONLY | O_CREAT | O_EXCL, 0o644)
+            XCTAssertGreaterThanOrEqual(fd, 0, way)
+            XCTAssertEqual(Glibc.write(fd, "closed", 6), 6, way)
+
+            try writeFile([], gate)
+            // One more request lets the reader come round to the gate.
+            XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.path("nothing-\(way)")), way)
+            let deadline = Date().addingTimeInterval(10)
+            while access(gate + ".held", F_OK) != 0, Date() < deadline { usleep(5_000) }
+            XCTAssertEqual(access(gate + ".held", F_OK), 0, "the reader did not stop reading: \(way)")
+            XCTAssertEqual(close(fd), 0, way)
+
+            let status: Int32?
+            if way == "SIGTERM" {
+                status = fixture.signal(SIGTERM)
+            } else {
+                XCTAssertEqual(try Shell.run("fusermount3", ["-u", fixture.mountpoint]).status, 0, way)
+                unlink(gate)
+                status = fixture.reap()
+            }
+            XCTAssertEqual(status, 0, "\(way): \(fixture.stderrText)")
+            XCTAssertFalse(fixture.isMounted, way)
+            let contents = try containerContents(fixture.container)
+            XCTAssertEqual(contents["first.txt"], Array("first".utf8), way)
+            XCTAssertEqual(contents["closed.txt"], Array("closed".utf8), way)
+            let rescued = try FileManager.default.contentsOfDirectory(atPath: fixture.folder).filter { $0.contains(".asicfs-unsaved-") }
+            XCTAssertEqual(rescued, [], way)
+        }
+    }
+
+    /// A file closed before the stop is saved; a file still open for writing is not saved
+    /// half-written but rescued beside the container.
     func testAStopWhileAFileIsStillBeingWrittenRescuesIt() throws {
         let fixture = try MountFixture(self)
         try fixture.mount(["create"])

@@ -86,6 +86,41 @@ final class MountWriteTests: XCTestCase {
         XCTAssertFalse(names.contains("d29/f2950.txt"))
     }
 
+    /// A write-only descriptor that is its file's only one writes around the page cache
+    /// (direct_io), so every descriptor opened on that file meanwhile does too: a reader sees each
+    /// write at once, also in a page it has read before. A reader that was there first keeps the
+    /// cache, and the writer then writes through it.
+    func testReadersSeeWhatAWriteOnlyDescriptorWritesAtOnce() throws {
+        let fixture = try MountFixture(self)
+        try fixture.mount(["create"])
+        let check = try Shell.python("""
+            import os, sys
+            m = sys.argv[1]
+            # The writer first: the reader opened meanwhile goes around the cache too.
+            w = os.open(m + '/log.txt', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.write(w, b'a' * 100)
+            r = os.open(m + '/log.txt', os.O_RDONLY)
+            assert os.pread(r, 4096, 0) == b'a' * 100
+            os.write(w, b'b' * 100)
+            assert os.pread(r, 4096, 0) == b'a' * 100 + b'b' * 100, 'stale after an append'
+            os.pwrite(w, b'c' * 50, 0)
+            assert os.pread(r, 4096, 0) == b'c' * 50 + b'a' * 50 + b'b' * 100, 'stale after an overwrite'
+            os.close(w); os.close(r)
+            # The reader first: it keeps the cache and the writer writes through it.
+            r = os.open(m + '/log.txt', os.O_RDONLY)
+            assert os.pread(r, 4096, 0) == b'c' * 50 + b'a' * 50 + b'b' * 100
+            w = os.open(m + '/log.txt', os.O_WRONLY)
+            os.pwrite(w, b'd' * 10, 0)
+            assert os.pread(r, 4096, 0) == b'd' * 10 + b'c' * 40 + b'a' * 50 + b'b' * 100, 'stale through the cache'
+            os.close(w); os.close(r)
+            """, [fixture.mountpoint])
+        XCTAssertEqual(check.status, 0, check.stderr)
+        try fixture.unmount()
+        XCTAssertEqual(try containerContents(fixture.container)["log.txt"],
+                       Array(String(repeating: "d", count: 10) + String(repeating: "c", count: 40)
+                             + String(repeating: "a", count: 50) + String(repeating: "b", count: 100)).map { $0.asciiValue! })
+    }
+
     /// `cp big mnt/ && sync mnt/big` fsyncs through a read-only descriptor: that save must be
     /// the only one. (The spool once stayed "pending" while the reader held it, so the next
     /// commit — the scheduler, a signing, the unmount — deflated the whole file a second time.)

@@ -20,12 +20,14 @@
 // and the kernel then asks for security.capability (a GETXATTR round trip) once per file
 // instead of before every write. A container mount has neither: its modes are 0644 or 0444
 // and it keeps no security.capability (only its own user.asicfs.* attributes). `cp` of a 10 MiB file in
-// (80 writes of 128 KiB) took 166 requests, now 86.
+// (80 writes of 128 KiB) took 166 requests, then 86. (A write-only descriptor that is its file's
+// only one now gets direct_io, and the kernel asks none for it.)
 //
 // Installs the reader on the session of `fuse` (a `struct fuse *`) after fuse_mount: 0 or a
 // negative errno. With `request_log_path` (tests only) the opcode of every request read is
-// appended to that file, one per line.
-int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path);
+// appended to that file, one per line. With `hold_reads_path` (tests only) the reader reads
+// nothing while that file exists, with `<path>.held` present meanwhile.
+int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path, const char *hold_reads_path);
 
 // Gives up the reader role if the calling thread holds it (a no-op on any other thread).
 void cfuse_reader_yield(void);
