@@ -19,9 +19,11 @@ public final class SignatureEnvironment: @unchecked Sendable {
     public let tsaURL: String
     public let ocspURL: String?
     public let proxy: String?
-    let trustSettings: TrustSettings
+    /// What the configuration says about trust, its files already read.
+    private let configuredTrust: ConfiguredTrust
     private let lock = NSLock()
     private var loadedTrust: Result<TrustStore, TrustedListError>?
+    private var builtSettings: TrustSettings?
 
     public init(configuration: Configuration, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.configuration = configuration
@@ -29,35 +31,64 @@ public final class SignatureEnvironment: @unchecked Sendable {
         tsaURL = configuration["tsa-url"] ?? Self.defaultTSA
         ocspURL = configuration["ocsp-url"]
         proxy = configuration["proxy"]
-        trustSettings = try Self.trustSettings(configuration, environment: environment)
+        configuredTrust = try ConfiguredTrust(configuration, environment: environment)
     }
 
-    /// `tsl`, `tsl-cert`, `trust-anchors` and `cache-dir`. Without `tsl` the EU list of trusted
-    /// lists is used, `tsl = test` is the Estonian test LOTL, and `tsl = none` turns trusted
-    /// lists off (trust anchors only). The two named lists are checked against their built-in
-    /// signers (`BuiltInTrust`) unless `tsl-cert` says otherwise.
-    static func trustSettings(_ configuration: Configuration, environment: [String: String]) throws -> TrustSettings {
-        let cacheDir = configuration["cache-dir"]
-            ?? ((environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.cache")) + "/asicfs")
-        var tsl = configuration["tsl"] ?? euListOfTrustedLists
-        if tsl == "none" { tsl = "" }
-        if tsl == "test" { tsl = testListOfTrustedLists }
-        var tslCerts: [Certificate] = []
-        do {
-            if let file = configuration["tsl-cert"] {
-                tslCerts = try TrustAnchorFiles.certificates(inFile: file)
-            } else {
-                let builtIn = tsl == euListOfTrustedLists ? BuiltInTrust.euListOfTrustedListsSigners
-                    : tsl == testListOfTrustedLists ? BuiltInTrust.testListOfTrustedListsSigners : []
-                tslCerts = try builtIn.map { pem in
+    /// `tsl`, `tsl-cert`, `trust-anchors` and `cache-dir`, read from the configuration. Without
+    /// `tsl` the EU list of trusted lists is used, `tsl = test` is the Estonian test LOTL, and
+    /// `tsl = none` turns trusted lists off (trust anchors only). The two named lists are
+    /// checked against their built-in signers (`BuiltInTrust`) unless `tsl-cert` says otherwise.
+    /// Files the configuration names are read at once (a bad one fails the mount or command);
+    /// the built-in signers only when trust is first needed: parsing them starts OpenSSL, a few
+    /// milliseconds that a mount of an unsigned container never needs (fsbench W1).
+    private struct ConfiguredTrust {
+        let tsl: String
+        let cacheDir: String
+        let tslCerts: [Certificate]?
+        let anchors: [Certificate]
+
+        init(_ configuration: Configuration, environment: [String: String]) throws {
+            cacheDir = configuration["cache-dir"]
+                ?? ((environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.cache")) + "/asicfs")
+            var tsl = configuration["tsl"] ?? SignatureEnvironment.euListOfTrustedLists
+            if tsl == "none" { tsl = "" }
+            if tsl == "test" { tsl = SignatureEnvironment.testListOfTrustedLists }
+            self.tsl = tsl
+            do {
+                tslCerts = try configuration["tsl-cert"].map { file throws(TrustedListError) in try TrustAnchorFiles.certificates(inFile: file) }
+                anchors = try configuration["trust-anchors"].map { path throws(TrustedListError) in try TrustAnchorFiles.load(path) } ?? []
+            } catch {
+                throw SigningError("\(error)")
+            }
+        }
+
+        func settings() throws(TrustedListError) -> TrustSettings {
+            var certificates = tslCerts ?? []
+            if tslCerts == nil {
+                let builtIn = tsl == SignatureEnvironment.euListOfTrustedLists ? BuiltInTrust.euListOfTrustedListsSigners
+                    : tsl == SignatureEnvironment.testListOfTrustedLists ? BuiltInTrust.testListOfTrustedListsSigners : []
+                certificates = try builtIn.map { pem throws(TrustedListError) in
                     do { return try Certificate.parse(Array(pem.utf8)) } catch { throw TrustedListError("a built-in LOTL signer cannot be read: \(error)") }
                 }
             }
-            let anchors = try configuration["trust-anchors"].map { path throws(TrustedListError) in try TrustAnchorFiles.load(path) } ?? []
-            return TrustSettings(tsl: tsl.isEmpty ? nil : tsl, tslCerts: tslCerts, trustAnchors: anchors, cacheDir: cacheDir)
-        } catch {
-            throw SigningError("\(error)")
+            return TrustSettings(tsl: tsl.isEmpty ? nil : tsl, tslCerts: certificates, trustAnchors: anchors, cacheDir: cacheDir)
         }
+    }
+
+    /// The trust settings, the built-in signers parsed on first use.
+    var trustSettings: TrustSettings {
+        get throws(TrustedListError) {
+            lock.lock()
+            defer { lock.unlock() }
+            return try settingsHoldingLock()
+        }
+    }
+
+    private func settingsHoldingLock() throws(TrustedListError) -> TrustSettings {
+        if let builtSettings { return builtSettings }
+        let settings = try configuredTrust.settings()
+        builtSettings = settings
+        return settings
     }
 
     public static let euListOfTrustedLists = "https://ec.europa.eu/tools/lotl/eu-lotl.xml"
@@ -77,9 +108,11 @@ public final class SignatureEnvironment: @unchecked Sendable {
     public func trust() -> Result<TrustStore, TrustedListError> {
         lock.withLock {
             if let loadedTrust { return loadedTrust }
-            var settings = trustSettings
-            if let client = try? httpClient() { settings.download = TrustSettings.httpDownload(client) }
-            let result = Result { () throws(TrustedListError) -> TrustStore in try TrustStore.load(settings) }
+            let result = Result { () throws(TrustedListError) -> TrustStore in
+                var settings = try settingsHoldingLock()
+                if let client = try? httpClient() { settings.download = TrustSettings.httpDownload(client) }
+                return try TrustStore.load(settings)
+            }
             loadedTrust = result
             return result
         }
