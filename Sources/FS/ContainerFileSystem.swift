@@ -937,7 +937,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
         // The kernel sends RELEASE after close() returns, without waiting, and drops what is
         // still queued when the mount goes: after an unmount a writer whose RELEASE never came
         // had finished all the same. After a signal the queued RELEASEs have been served
-        // (`Mounter`), so a file still with a writer is still being written: it is rescued below.
+        // (cfuse_session_end.h), so a file still with a writer is still being written: it is
+        // rescued below.
         lock.withLock {
             if everyFileClosed {
                 for case .spooled(let spool) in view.values { spool.writers = 0 }

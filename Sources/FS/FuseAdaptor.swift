@@ -129,6 +129,13 @@ private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes
     st.pointee.st_atim = time
 }
 
+/// An open file's handle and how the kernel is to cache it (see the comment at the top).
+private func record(_ opened: ContainerFileSystem.OpenResult, in info: UnsafeMutablePointer<fuse_file_info>) {
+    info.pointee.fh = opened.handle
+    info.pointee.keep_cache = opened.keepCache ? 1 : 0
+    info.pointee.direct_io = opened.directIO ? 1 : 0
+}
+
 /// The request sizes the mount asks for (see the comment at the top).
 enum FuseLimits {
     static let largestRequest: UInt32 = 1 << 20
@@ -197,18 +204,13 @@ func fuseOperations() -> fuse_operations {
     }
     ops.open = { rawPath, info in
         reply {
-            let opened = try fileSystem().open(path(rawPath), flags: info!.pointee.flags)
-            info!.pointee.fh = opened.handle
-            info!.pointee.keep_cache = opened.keepCache ? 1 : 0
-            info!.pointee.direct_io = opened.directIO ? 1 : 0
+            record(try fileSystem().open(path(rawPath), flags: info!.pointee.flags), in: info!)
             return 0
         }
     }
     ops.create = { rawPath, mode, info in
         reply {
-            let opened = try fileSystem().create(path(rawPath), flags: info!.pointee.flags, mode: mode)
-            info!.pointee.fh = opened.handle
-            info!.pointee.direct_io = opened.directIO ? 1 : 0
+            record(try fileSystem().create(path(rawPath), flags: info!.pointee.flags, mode: mode), in: info!)
             return 0
         }
     }

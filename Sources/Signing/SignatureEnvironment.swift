@@ -23,7 +23,6 @@ public final class SignatureEnvironment: @unchecked Sendable {
     private let configuredTrust: ConfiguredTrust
     private let lock = NSLock()
     private var loadedTrust: Result<TrustStore, TrustedListError>?
-    private var builtSettings: TrustSettings?
 
     public init(configuration: Configuration, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self.configuration = configuration
@@ -62,33 +61,24 @@ public final class SignatureEnvironment: @unchecked Sendable {
             }
         }
 
+        /// The settings, with the built-in signers parsed now unless `tsl-cert` named others.
         func settings() throws(TrustedListError) -> TrustSettings {
-            var certificates = tslCerts ?? []
-            if tslCerts == nil {
-                let builtIn = tsl == SignatureEnvironment.euListOfTrustedLists ? BuiltInTrust.euListOfTrustedListsSigners
-                    : tsl == SignatureEnvironment.testListOfTrustedLists ? BuiltInTrust.testListOfTrustedListsSigners : []
-                certificates = try builtIn.map { pem throws(TrustedListError) in
-                    do { return try Certificate.parse(Array(pem.utf8)) } catch { throw TrustedListError("a built-in LOTL signer cannot be read: \(error)") }
-                }
-            }
+            let certificates = if let tslCerts { tslCerts } else { try builtInSigners() }
             return TrustSettings(tsl: tsl.isEmpty ? nil : tsl, tslCerts: certificates, trustAnchors: anchors, cacheDir: cacheDir)
         }
-    }
 
-    /// The trust settings, the built-in signers parsed on first use.
-    var trustSettings: TrustSettings {
-        get throws(TrustedListError) {
-            lock.lock()
-            defer { lock.unlock() }
-            return try settingsHoldingLock()
+        private func builtInSigners() throws(TrustedListError) -> [Certificate] {
+            let builtIn = tsl == SignatureEnvironment.euListOfTrustedLists ? BuiltInTrust.euListOfTrustedListsSigners
+                : tsl == SignatureEnvironment.testListOfTrustedLists ? BuiltInTrust.testListOfTrustedListsSigners : []
+            return try builtIn.map { pem throws(TrustedListError) in
+                do { return try Certificate.parse(Array(pem.utf8)) } catch { throw TrustedListError("a built-in LOTL signer cannot be read: \(error)") }
+            }
         }
     }
 
-    private func settingsHoldingLock() throws(TrustedListError) -> TrustSettings {
-        if let builtSettings { return builtSettings }
-        let settings = try configuredTrust.settings()
-        builtSettings = settings
-        return settings
+    /// The trust settings (what `trust()` loads the store from, once).
+    var trustSettings: TrustSettings {
+        get throws(TrustedListError) { try configuredTrust.settings() }
     }
 
     public static let euListOfTrustedLists = "https://ec.europa.eu/tools/lotl/eu-lotl.xml"
@@ -109,7 +99,7 @@ public final class SignatureEnvironment: @unchecked Sendable {
         lock.withLock {
             if let loadedTrust { return loadedTrust }
             let result = Result { () throws(TrustedListError) -> TrustStore in
-                var settings = try settingsHoldingLock()
+                var settings = try configuredTrust.settings()
                 if let client = try? httpClient() { settings.download = TrustSettings.httpDownload(client) }
                 return try TrustStore.load(settings)
             }
