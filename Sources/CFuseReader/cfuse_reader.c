@@ -118,11 +118,21 @@ static void brief_poll(int fd) {
     while (poll(&device, 1, 0) == 0 && elapsed_ns(&start) < poll_ns && !stopping()) {}
 }
 
+// Tests only (with the gate): waits for a request in short polls instead of sleeping in read(),
+// so that a gate made meanwhile holds the reader at once, whether or not a request comes.
+static void wait_watching_gate(int fd) {
+    struct pollfd device = { .fd = fd, .events = POLLIN };
+    while (!stopping()) {
+        hold_reads();
+        if (poll(&device, 1, 5) != 0) return;
+    }
+}
+
 static ssize_t reader_read(int fd, void *buffer, size_t length, void *userdata) {
     (void)userdata;
     if (!holds_role) take_role();
-    hold_reads();
-    brief_poll(fd);
+    if (hold_reads_gate != NULL) wait_watching_gate(fd);
+    else brief_poll(fd);
     ssize_t count;
     if (stopping()) {
         count = -1;

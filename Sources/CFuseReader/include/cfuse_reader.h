@@ -26,7 +26,8 @@
 // Installs the reader on the session of `fuse` (a `struct fuse *`) after fuse_mount: 0 or a
 // negative errno. With `request_log_path` (tests only) the opcode of every request read is
 // appended to that file, one per line. With `hold_reads_path` (tests only) the reader reads
-// nothing while that file exists, with `<path>.held` present meanwhile.
+// nothing while that file exists, with `<path>.held` present meanwhile (it then waits for
+// requests in 5 ms polls, not in read(), so that it notices the file with no request to read).
 int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path, const char *hold_reads_path);
 
 // Gives up the reader role if the calling thread holds it (a no-op on any other thread).
