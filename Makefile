@@ -49,14 +49,19 @@ INSTALLED = $(BINDIR)/asicfs $(SHAREDIR)/man/man1/asicfs.1 \
 	$(SHAREDIR)/fish/vendor_completions.d/asicfs.fish $(SHAREDIR)/mime/packages/asicfs.xml \
 	$(SHAREDIR)/applications/asicfs.desktop $(PREFIX)/lib/systemd/user/asicfs@.service
 
-# Linked for a quick cold start (Benchmarks/results/perf-20261204b.md): with lld, relative
-# relocations packed (DT_RELR, glibc >= 2.36: 1.8 MB of .rela.dyn become 34 KB) and ICU's data
-# moved to the end of the file (contrib/link/icu-data-last.ld). A cold `asicfs --version` reads
-# 25 MB of the binary instead of 43.
+# Linked for a quick cold start (Benchmarks/results/perf-20261204b.md, perf-20261205.md): with
+# lld, relative relocations packed (DT_RELR, glibc >= 2.36: 1.8 MB of .rela.dyn become 34 KB),
+# the functions a mount runs laid out together (contrib/link/startup-order.txt, written by
+# contrib/link/startup-order.sh) and the file arranged so that a start reads one stretch of it
+# (contrib/link/layout.ld). A cold mount reads 16 MB of the binary instead of 24.
+LINK_INPUTS = contrib/link/layout.ld contrib/link/startup-order.txt
 STATIC_LINK_FLAGS = -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
-	-Xlinker $(CURDIR)/contrib/link/icu-data-last.ld
+	-Xlinker $(CURDIR)/contrib/link/layout.ld \
+	-Xlinker --symbol-ordering-file=$(CURDIR)/contrib/link/startup-order.txt -Xlinker --no-warn-symbol-ordering
 
+# swift build does not relink when only the linker's inputs changed.
 static:
+	@bin=$(STATIC_BUILD)/release/asicfs; if [ -e $$bin ] && [ -n "$$(find $(LINK_INPUTS) -newer $$bin)" ]; then rm -f $$bin; fi
 	swift build -c release --static-swift-stdlib --scratch-path $(STATIC_BUILD) --product asicfs $(STATIC_LINK_FLAGS) $(SWIFT_BUILD_FLAGS)
 
 install: static
