@@ -43,7 +43,7 @@ fusermount3 -u "$work/mnt"
 while kill -0 "$daemon" 2>/dev/null; do sleep 0.1; done
 
 # The mount command's functions, then the daemon's until the first create, then the rest.
-defined=$(mktemp)
+defined=$work/defined
 nm --defined-only "$work/asicfs" | awk '$2 ~ /^[tTwW]$/ { print $3 }' | sort -u > "$defined"
 mount_cmd=$(ls "$work"/cg.* | grep -v "cg.$daemon")
 test -e "$work/cg.$daemon.1" || { echo "startup-order.sh: the daemon's profile was not cut at the first create" >&2; exit 1; }
@@ -52,5 +52,4 @@ test -e "$work/cg.$daemon.1" || { echo "startup-order.sh: the daemon's profile w
   ls "$work/cg.$daemon".* | sort -V | xargs grep -h '^fn='
   grep -h '^fn=' "$work/cg.$daemon"
 } | sed 's/^fn=//' | awk '!seen[$0]++' | grep -Fxf "$defined" > "$OUT"
-rm -f "$defined"
 echo "$(wc -l < "$OUT") functions -> $OUT"
