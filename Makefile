@@ -39,8 +39,8 @@ bench: deps
 	Benchmarks/container-bench.sh
 
 # The binary carries the Swift runtime (--static-swift-stdlib): it needs only Debian's libraries,
-# not the toolchain. Installs the man page, completions, MIME types, desktop file, systemd user
-# unit and the trust data; never runs apt-get (scripts/install-deps.sh is for building).
+# not the toolchain. Installs the man page, completions, MIME types, desktop file and systemd user
+# unit (the built-in trust is facts in the binary); never runs apt-get (scripts/install-deps.sh is for building).
 STATIC_BUILD ?= .build/static
 BINDIR = $(PREFIX)/bin
 SHAREDIR = $(PREFIX)/share
@@ -74,9 +74,6 @@ install: static
 	install -D -m 0644 contrib/desktop/asicfs.desktop $(DESTDIR)$(SHAREDIR)/applications/asicfs.desktop
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/user
 	sed 's#@BINDIR@#$(BINDIR)#g' contrib/systemd/asicfs@.service > $(DESTDIR)$(PREFIX)/lib/systemd/user/asicfs@.service
-	rm -rf $(DESTDIR)$(SHAREDIR)/asicfs/trust
-	install -d $(DESTDIR)$(SHAREDIR)/asicfs
-	cp -r contrib/trust $(DESTDIR)$(SHAREDIR)/asicfs/trust
 	@if [ -z "$(DESTDIR)" ]; then \
 	  command -v update-mime-database >/dev/null && update-mime-database $(SHAREDIR)/mime || true; \
 	  command -v update-desktop-database >/dev/null && update-desktop-database $(SHAREDIR)/applications || true; \

@@ -19,7 +19,8 @@ let package = Package(
         // A shared library loaded on first use (dlopen): see its header. Used by the next three.
         .target(name: "CLazyLibrary"),
         // libcurl, loaded on first use (dlopen): see Sources/CCurl/include/ccurl.h.
-        .target(name: "CCurl", dependencies: ["CLazyLibrary"]),
+        // Its SPKI pin check runs inside the OpenSSL that libcurl uses (libssl3, linked by COpenSSL too).
+        .target(name: "CCurl", dependencies: ["CLazyLibrary"], linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         // libxml2, loaded on first use (dlopen): see Sources/CLibXML2/include/cxml.h.
         .target(name: "CLibXML2", dependencies: ["CLazyLibrary"]),
         // One reader of /dev/fuse at a time, polling briefly before it sleeps: see its header.

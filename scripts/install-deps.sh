@@ -7,6 +7,9 @@ set -euo pipefail
 packages=(
   # build: the C libraries behind the shim modules
   pkg-config libfuse3-dev fuse3 libssl-dev libxml2-dev libcurl4-openssl-dev zlib1g-dev libpcsclite-dev
+  # run: the system CA store SK's services are verified by (it holds DigiCert Global Root G2,
+  # under the built-in key pins)
+  ca-certificates
   # ISA-L (igzip inflate/deflate, CRC-32)
   libisal-dev libisal2
   # tests and demo: peer ZIP tools, mount helpers, Python's zipfile

@@ -10,23 +10,42 @@ final class CurlTransfer {
     private let identity: (any TLSClientIdentity)?
     /// OpenSSL did not take the client identity (the transfer then fails with curl's 58).
     private(set) var identityRefused = false
+    /// The key pins for the C check, at a fixed address for the whole transfer (nil: none).
+    private let pins: UnsafeMutablePointer<ccurl_spki_pins>?
+    /// The server's verified chain held none of the pinned keys.
+    var pinsRefused: Bool { (pins?.pointee.refused ?? 0) != 0 }
 
-    init(limit: Int, cancellation: Cancellation?, identity: (any TLSClientIdentity)? = nil) {
+    init(limit: Int, cancellation: Cancellation?, identity: (any TLSClientIdentity)? = nil, spkiDigests: [UInt8] = []) {
         self.limit = limit
         self.cancellation = cancellation
         self.identity = identity
+        if spkiDigests.isEmpty {
+            pins = nil
+        } else {
+            let digests = UnsafeMutablePointer<UInt8>.allocate(capacity: spkiDigests.count)
+            digests.initialize(from: spkiDigests, count: spkiDigests.count)
+            pins = .allocate(capacity: 1)
+            pins!.initialize(to: ccurl_spki_pins(sha256: digests, count: spkiDigests.count / 32, refused: 0))
+        }
     }
 
-    /// CURLOPT_SSL_CTX_FUNCTION: curl's OpenSSL context, before the handshake; the identity
-    /// installs its key and certificate there itself.
-    static let installIdentity: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> CURLcode = {
+    deinit {
+        guard let pins else { return }
+        UnsafeMutablePointer(mutating: pins.pointee.sha256)?.deallocate()
+        pins.deallocate()
+    }
+
+    /// CURLOPT_SSL_CTX_FUNCTION: curl's OpenSSL context, before the handshake. The identity
+    /// installs its key and certificate there itself; the key pins hook the chain check.
+    static let prepareTLS: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> CURLcode = {
         _, sslContext, context in
         guard let sslContext, let context else { return CURLE_SSL_CERTPROBLEM }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-        guard let identity = transfer.identity, identity.install(into: sslContext) else {
+        if let identity = transfer.identity, !identity.install(into: sslContext) {
             transfer.identityRefused = true
             return CURLE_SSL_CERTPROBLEM
         }
+        if let pins = transfer.pins { ccurl_require_spki_pins(sslContext, pins) }
         return CURLE_OK
     }
 

@@ -19,6 +19,13 @@ public final class HTTPClient: Sendable {
         public var proxy: Proxy
         /// Empty: the system CA store decides. Otherwise only these certificates are trusted.
         public var pinnedCertificates: [PinnedCertificate]
+        /// Key pins over the CA store: base64 SHA-256 of a DER SubjectPublicKeyInfo. When set, the
+        /// chain the CA store verified (host name checked as ever) must hold a certificate with one
+        /// of these keys (leaf, issuing CA or root). Empty: no key pinning.
+        public var spkiPins: [String] = []
+        /// A PEM file of the CA certificates to verify against instead of the system's store
+        /// (a private CA; the tests' own root). Ignored when `pinnedCertificates` is set.
+        public var caFile: String?
         public var cancellation: Cancellation?
         /// Bodies bigger than this are refused (`HTTPError.tooLarge`).
         public var maxResponseSize: Int
@@ -42,11 +49,21 @@ public final class HTTPClient: Sendable {
     public let options: Options
     /// The pinned certificates as a PEM bundle, read once (nil: no pinning).
     private let pinnedBundle: [UInt8]?
+    /// The key pins' 32-byte digests, one after another.
+    private let spkiDigests: [UInt8]
 
     public init(_ options: Options) throws(HTTPError) {
         self.options = options
         pinnedBundle = options.pinnedCertificates.isEmpty
             ? nil : Array(try PinnedCertificate.pemBundle(options.pinnedCertificates).utf8)
+        var digests: [UInt8] = []
+        for pin in options.spkiPins {
+            guard let digest = Data(base64Encoded: pin), digest.count == 32 else {
+                throw .invalidRequest("'\(pin)' is not a key pin (the base64 SHA-256 of a SubjectPublicKeyInfo)")
+            }
+            digests += digest
+        }
+        spkiDigests = digests
     }
 
     /// Sends the request and returns a 2xx response; every other outcome is an `HTTPError`.
@@ -67,7 +84,7 @@ public final class HTTPClient: Sendable {
         defer { ccurl_slist_free_all(headers) }
 
         let transfer = CurlTransfer(limit: options.maxResponseSize, cancellation: options.cancellation,
-                                    identity: options.clientIdentity)
+                                    identity: options.clientIdentity, spkiDigests: spkiDigests)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         var failedOption = false
         func set(_ result: CURLcode) { if result != CURLE_OK { failedOption = true } }
@@ -101,9 +118,12 @@ public final class HTTPClient: Sendable {
                 var blob = curl_blob(data: bytes.baseAddress, len: bytes.count, flags: UInt32(CURL_BLOB_COPY))
                 set(ccurl_setopt_ptr(curl, CURLOPT_CAINFO_BLOB, &blob))
             }
+        } else if let caFile = options.caFile {
+            set(ccurl_setopt_str(curl, CURLOPT_CAINFO, caFile))
+            set(ccurl_setopt_str(curl, CURLOPT_CAPATH, nil))
         }
-        if options.clientIdentity != nil {
-            set(ccurl_setopt_sslctxfn(curl, CurlTransfer.installIdentity))
+        if options.clientIdentity != nil || !spkiDigests.isEmpty {
+            set(ccurl_setopt_sslctxfn(curl, CurlTransfer.prepareTLS))
             set(ccurl_setopt_ptr(curl, CURLOPT_SSL_CTX_DATA, context))
         }
         switch authorization {
@@ -200,7 +220,7 @@ public final class HTTPClient: Sendable {
             return .timedOut(url: request.url, seconds: seconds)
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .cannotConnect(host: host, message: message)
-        case CURLE_PEER_FAILED_VERIFICATION where pinnedBundle != nil:
+        case CURLE_PEER_FAILED_VERIFICATION where pinnedBundle != nil || transfer.pinsRefused:
             return .certificateNotPinned(host: host, message: message)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM,
              CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR:

@@ -20,9 +20,9 @@ public struct JSONService: Sendable {
         public let body: [UInt8]
     }
 
-    /// SK's own hosts for these services, whose TLS is anchored in the built-in DigiCert CA and
-    /// root (`BuiltInTrust.skServiceTLSAnchors`, with the host name checked) when no
-    /// `<prefix>.tls-cert` is set.
+    /// SK's own hosts for these services. Without `<prefix>.tls-cert` their chain is verified by
+    /// the system CA store, the host name checked, and must hold a built-in key pin
+    /// (`BuiltInTrust.skServiceTLSPins`: DigiCert's issuing CA and root, a demo host's own key).
     public static let skHosts: Set<String> = ["mid.sk.ee", "tsp.demo.sk.ee", "rp-api.smart-id.com", "sid.demo.sk.ee"]
 
     /// Whether the demo services are meant: `demo = yes`, or the test trusted lists (`tsl = test`).
@@ -32,23 +32,25 @@ public struct JSONService: Sendable {
 
     /// The service at `url` (from `baseURL(prefix:…)`); `prefix` is the configuration prefix
     /// (`mobile-id`) of `<prefix>.tls-cert`, a PEM file of the certificates to pin. For SK's hosts
-    /// the built-in anchors serve without it; any other service must be pinned: an unpinned
+    /// the built-in key pins serve without it; any other service must be pinned: an unpinned
     /// connection would let a man in the middle ask the user to sign a hash of its choosing.
     public init(name: String, prefix: String, url: String, context: SignerContext) throws {
         self.name = name
         let configuration = context.configuration
         baseURL = url
-        let pins: [PinnedCertificate]
+        var pins: [PinnedCertificate] = []
+        var keyPins: [String] = []
         if let file = configuration["\(prefix).tls-cert"], !file.isEmpty {
             pins = [.pemFile(file)]
         } else if let host = URLComponents(string: url)?.host, Self.skHosts.contains(host), url.hasPrefix("https://") {
-            pins = BuiltInTrust.skServiceTLSAnchors.map { .pem($0) }
+            keyPins = BuiltInTrust.skServiceTLSPins(for: host)
         } else {
             throw SigningError("\(name): no TLS certificate to pin is configured for \(url): set \(prefix).tls-cert to a PEM file with "
                 + "the service's certificate or its CA; asicfs does not talk to a signing service unpinned")
         }
         var options = HTTPClient.Options(version: asicfsVersion, pinnedCertificates: pins,
                                          cancellation: context.cancellation, maxResponseSize: 1 << 20)
+        options.spkiPins = keyPins
         if let proxy = configuration["proxy"] { options.proxy = .url(proxy) }
         do { http = try HTTPClient(options) } catch { throw SigningError("\(name): \(error)") }
     }

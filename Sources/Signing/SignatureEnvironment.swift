@@ -1,3 +1,4 @@
+import ASiC
 import Configuration
 import Crypto
 import Foundation
@@ -33,17 +34,17 @@ public final class SignatureEnvironment: @unchecked Sendable {
         configuredTrust = try ConfiguredTrust(configuration, environment: environment)
     }
 
-    /// `tsl`, `tsl-cert`, `trust-anchors` and `cache-dir`, read from the configuration. Without
-    /// `tsl` the EU list of trusted lists is used, `tsl = test` is the Estonian test LOTL, and
-    /// `tsl = none` turns trusted lists off (trust anchors only). The two named lists are
-    /// checked against their built-in signers (`BuiltInTrust`) unless `tsl-cert` says otherwise.
-    /// Files the configuration names are read at once (a bad one fails the mount or command);
-    /// the built-in signers only when trust is first needed: parsing them starts OpenSSL, a few
-    /// milliseconds that a mount of an unsigned container never needs (fsbench W1).
+    /// `tsl`, `tsl-cert`, `tsl-signer-sha256`, `trust-anchors` and `cache-dir`, read from the
+    /// configuration. Without `tsl` the EU list of trusted lists is used, `tsl = test` is the
+    /// Estonian test LOTL, and `tsl = none` turns trusted lists off (trust anchors only). The two
+    /// named lists are checked against their built-in signers' fingerprints (`BuiltInTrust`)
+    /// unless `tsl-cert` names certificates instead; `tsl-signer-sha256` adds fingerprints to
+    /// either. Files the configuration names are read at once (a bad one fails the mount or command).
     private struct ConfiguredTrust {
         let tsl: String
         let cacheDir: String
         let tslCerts: [Certificate]?
+        let addedSigners: [CertificateFingerprint]
         let anchors: [Certificate]
 
         init(_ configuration: Configuration, environment: [String: String]) throws {
@@ -53,6 +54,7 @@ public final class SignatureEnvironment: @unchecked Sendable {
             if tsl == "none" { tsl = "" }
             if tsl == "test" { tsl = SignatureEnvironment.testListOfTrustedLists }
             self.tsl = tsl
+            addedSigners = try Self.fingerprints(configuration["tsl-signer-sha256"] ?? "")
             do {
                 tslCerts = try configuration["tsl-cert"].map { file throws(TrustedListError) in try TrustAnchorFiles.certificates(inFile: file) }
                 anchors = try configuration["trust-anchors"].map { path throws(TrustedListError) in try TrustAnchorFiles.load(path) } ?? []
@@ -61,24 +63,30 @@ public final class SignatureEnvironment: @unchecked Sendable {
             }
         }
 
-        /// The settings, with the built-in signers parsed now unless `tsl-cert` named others.
-        func settings() throws(TrustedListError) -> TrustSettings {
-            let certificates = if let tslCerts { tslCerts } else { try builtInSigners() }
-            return TrustSettings(tsl: tsl.isEmpty ? nil : tsl, tslCerts: certificates, trustAnchors: anchors, cacheDir: cacheDir)
+        /// `tsl-signer-sha256`: fingerprints separated by commas or spaces, colons allowed inside.
+        static func fingerprints(_ value: String) throws -> [CertificateFingerprint] {
+            try value.split(whereSeparator: { $0 == "," || $0.isWhitespace }).map { item in
+                guard let fingerprint = CertificateFingerprint(hex: String(item)) else {
+                    throw SigningError("tsl-signer-sha256: '\(PrintableText.escaped(String(item)))' is not a SHA-256 fingerprint (64 hexadecimal digits, colons allowed)")
+                }
+                return fingerprint
+            }
         }
 
-        private func builtInSigners() throws(TrustedListError) -> [Certificate] {
-            let builtIn = tsl == SignatureEnvironment.euListOfTrustedLists ? BuiltInTrust.euListOfTrustedListsSigners
+        /// The settings: `tsl-cert`'s certificates, else the named list's built-in fingerprints,
+        /// with `tsl-signer-sha256` added.
+        func settings() -> TrustSettings {
+            let builtIn = tslCerts != nil ? []
+                : tsl == SignatureEnvironment.euListOfTrustedLists ? BuiltInTrust.euListOfTrustedListsSigners
                 : tsl == SignatureEnvironment.testListOfTrustedLists ? BuiltInTrust.testListOfTrustedListsSigners : []
-            return try builtIn.map { pem throws(TrustedListError) in
-                do { return try Certificate.parse(Array(pem.utf8)) } catch { throw TrustedListError("a built-in LOTL signer cannot be read: \(error)") }
-            }
+            return TrustSettings(tsl: tsl.isEmpty ? nil : tsl, tslCerts: tslCerts ?? [], tslSignerFingerprints: builtIn + addedSigners,
+                                 trustAnchors: anchors, cacheDir: cacheDir)
         }
     }
 
     /// The trust settings (what `trust()` loads the store from, once).
     var trustSettings: TrustSettings {
-        get throws(TrustedListError) { try configuredTrust.settings() }
+        configuredTrust.settings()
     }
 
     public static let euListOfTrustedLists = "https://ec.europa.eu/tools/lotl/eu-lotl.xml"
@@ -99,7 +107,7 @@ public final class SignatureEnvironment: @unchecked Sendable {
         lock.withLock {
             if let loadedTrust { return loadedTrust }
             let result = Result { () throws(TrustedListError) -> TrustStore in
-                var settings = try configuredTrust.settings()
+                var settings = configuredTrust.settings()
                 if let client = try? httpClient() { settings.download = TrustSettings.httpDownload(client) }
                 return try TrustStore.load(settings)
             }

@@ -5,13 +5,14 @@ import XAdES
 
 /// The enveloped XML-DSig signature of a trusted list: every reference digest (the list itself
 /// with the signature cut out, and the XAdES SignedProperties), then the signature value over
-/// the canonical SignedInfo with the KeyInfo certificate, which must be one of `allowedSigners`.
+/// the canonical SignedInfo with the KeyInfo certificate, which must be one of `allowedSigners`
+/// (a configured certificate, or one whose SHA-256 fingerprint is allowed).
 enum ListSignature {
     static let ds = "http://www.w3.org/2000/09/xmldsig#"
     static let envelopedTransform = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
 
     /// Returns the certificate that signed the list; throws a sentence saying what is wrong.
-    static func verify(root: XMLElement, allowedSigners: [Certificate]) throws(TrustedListError) -> Certificate {
+    static func verify(root: XMLElement, allowedSigners: ListSigners) throws(TrustedListError) -> Certificate {
         guard let signature = root.child("Signature", namespace: ds) else { throw TrustedListError("it is not signed") }
         guard let signedInfo = signature.child("SignedInfo", namespace: ds) else {
             throw TrustedListError("its signature has no SignedInfo")
@@ -91,23 +92,26 @@ enum ListSignature {
         return target == root && enveloped
     }
 
-    /// The KeyInfo certificate when it is an allowed signer. Without KeyInfo the single allowed
-    /// signer is assumed (the value check then decides).
+    /// The KeyInfo certificate when it is an allowed signer. Without KeyInfo a single allowed
+    /// certificate is assumed (the value check then decides); a fingerprint needs the certificate.
     private static func signingCertificate(_ signature: XMLElement,
-                                           allowedSigners: [Certificate]) throws(TrustedListError) -> Certificate {
+                                           allowedSigners: ListSigners) throws(TrustedListError) -> Certificate {
         guard !allowedSigners.isEmpty else { throw TrustedListError("no certificate is configured as its allowed signer") }
         let text = signature.child("KeyInfo", namespace: ds)?.child("X509Data", namespace: ds)?
             .child("X509Certificate", namespace: ds)?.text
         guard let text else {
-            guard allowedSigners.count == 1 else { throw TrustedListError("its signature does not say which certificate made it") }
-            return allowedSigners[0]
+            guard let only = allowedSigners.onlyCertificate else {
+                throw TrustedListError("its signature does not carry the certificate that made it")
+            }
+            return only
         }
         guard let der = base64(text), let certificate = try? Certificate(der: der) else {
             throw TrustedListError("its signing certificate cannot be read")
         }
-        guard allowedSigners.contains(where: { $0 == certificate }) else {
-            let allowed = allowedSigners.map(\.displayName).joined(separator: ", ")
-            throw TrustedListError("it is signed by \(certificate.displayName), which is not an allowed signer (allowed: \(allowed))")
+        guard allowedSigners.allows(certificate) else {
+            let fingerprint = CertificateFingerprint(hex: Digest.hash(der, .sha256).hexString)?.hex ?? "?"
+            throw TrustedListError("it is signed by \(certificate.displayName) (SHA-256 \(fingerprint)), which is not an allowed signer"
+                + " (allowed: \(allowedSigners.names))")
         }
         return certificate
     }

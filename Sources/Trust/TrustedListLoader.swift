@@ -17,17 +17,18 @@ struct TrustedListLoader {
 
     mutating func load() throws(TrustedListError) -> [TrustedList] {
         guard let tsl = settings.tsl, !tsl.isEmpty else { return [] }
-        guard !settings.tslCerts.isEmpty else {
-            throw TrustedListError("trusted list \(tsl) cannot be checked: no tsl-cert is configured to say who may sign it")
+        let signers = ListSigners(certificates: settings.tslCerts, fingerprints: settings.tslSignerFingerprints)
+        guard !signers.isEmpty else {
+            throw TrustedListError("trusted list \(tsl) cannot be checked: no tsl-cert or tsl-signer-sha256 is configured to say who may sign it")
         }
-        let top = try fetch(tsl, besideFolder: nil, allowedSigners: settings.tslCerts)
+        let top = try fetch(tsl, besideFolder: nil, allowedSigners: signers)
         noteExpiry(of: top)
         guard top.isListOfLists else { return [top] }
         var lists = [top]
         let folder = Self.isURL(tsl) ? nil : (tsl as NSString).deletingLastPathComponent
         for pointer in top.pointers where pointer.isFollowed {
             do {
-                let list = try fetch(pointer.location, besideFolder: folder, allowedSigners: pointer.signers)
+                let list = try fetch(pointer.location, besideFolder: folder, allowedSigners: ListSigners(certificates: pointer.signers))
                 noteExpiry(of: list)
                 lists.append(list)
             } catch {
@@ -45,7 +46,7 @@ struct TrustedListLoader {
 
     /// One list by path or URL. `besideFolder`: the folder of a local LOTL, searched first.
     private mutating func fetch(_ location: String, besideFolder: String?,
-                                allowedSigners: [Certificate]) throws(TrustedListError) -> TrustedList {
+                                allowedSigners: ListSigners) throws(TrustedListError) -> TrustedList {
         guard Self.isURL(location) else {
             let path = location.hasPrefix("/") || besideFolder == nil
                 ? location : (besideFolder! as NSString).appendingPathComponent(location)
@@ -86,7 +87,7 @@ struct TrustedListLoader {
         }
     }
 
-    private func readLocal(_ path: String, allowedSigners: [Certificate]) throws(TrustedListError) -> TrustedList {
+    private func readLocal(_ path: String, allowedSigners: ListSigners) throws(TrustedListError) -> TrustedList {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw TrustedListError("trusted list \(path) cannot be read: no such file, or no permission")
         }

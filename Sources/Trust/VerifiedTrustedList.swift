@@ -7,6 +7,13 @@ extension TrustedList {
     /// ServiceDigitalIdentities for a national list). Otherwise the list is refused.
     public static func verified(_ bytes: [UInt8], source: String,
                                 allowedSigners: [Certificate]) throws(TrustedListError) -> TrustedList {
+        try verified(bytes, source: source, allowedSigners: ListSigners(certificates: allowedSigners))
+    }
+
+    /// Reads a list and checks its signature against certificates or fingerprints (the built-in
+    /// LOTL signers, `tsl-signer-sha256`) of the certificate in its KeyInfo.
+    public static func verified(_ bytes: [UInt8], source: String,
+                                allowedSigners: ListSigners) throws(TrustedListError) -> TrustedList {
         let document: SafeXMLDocument
         do { document = try SafeXMLDocument.parse(bytes, name: source) } catch {
             throw TrustedListError("trusted list \(source) cannot be read: \(error)")

@@ -55,17 +55,22 @@ final class ServiceDefaultsTests: XCTestCase {
             .contains("no TLS certificate to pin"), "plain HTTP to an SK host gets no built-in anchor")
     }
 
-    /// The built-in anchors are the DigiCert CA and root whose SPKI pins SK's services publish.
-    func testTheBuiltInAnchorsAreDigiCertsIssuingCAAndRoot() throws {
-        var pins: [String] = []
-        for pem in BuiltInTrust.skServiceTLSAnchors {
-            let file = NSTemporaryDirectory() + "asicfs-anchor-\(UUID().uuidString.prefix(8)).pem"
-            try pem.write(toFile: file, atomically: true, encoding: .utf8)
-            defer { unlink(file) }
-            let spki = try Shell.sh("openssl x509 -in '\(file)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64")
-            XCTAssertEqual(spki.status, 0, spki.stderr)
-            pins.append(spki.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        }
-        XCTAssertEqual(Set(pins), ["Wec45nQiFwKvHtuHxSAMGkt19k+uPSw9JlEkxhvYPHk=", "i7WTqTvh0OioIruIfFR4kMPnBqrS2rdiVPl/s2uC/CY="])
+    /// SK's hosts are checked by the built-in key pins over the system CA store: DigiCert's issuing
+    /// CA and root for every host, and a demo host's own key; no certificate is pinned as anchor.
+    func testSKHostsGetTheBuiltInKeyPinsOverTheSystemStore() throws {
+        let caPins = ["Wec45nQiFwKvHtuHxSAMGkt19k+uPSw9JlEkxhvYPHk=", "i7WTqTvh0OioIruIfFR4kMPnBqrS2rdiVPl/s2uC/CY="]
+        let demoMobile = try MobileIDClient(context: try context(["demo=yes"])).service.http.options
+        XCTAssertEqual(demoMobile.spkiPins, caPins + ["Fnjp3/Yi4oPFBG+GtDV2ZVJEPcVVJA5r/T7QK+VXPpM="])
+        XCTAssertEqual(demoMobile.pinnedCertificates, [])
+        XCTAssertNil(demoMobile.caFile)
+        let demoSmart = try SmartIDClient(context: try context(["demo=yes"])).service.http.options
+        XCTAssertEqual(demoSmart.spkiPins, caPins + ["Ps1Im3KeB0Q4AlR+/J9KFd/MOznaARdwo4gURPCLaVA="])
+        let own = ["mobile-id.relying-party-uuid=12345678-1234-1234-1234-123456789abc", "mobile-id.relying-party-name=Example"]
+        XCTAssertEqual(try MobileIDClient(context: try context(own)).service.http.options.spkiPins, caPins)
+        // mobile-id.tls-cert still pins by file, and then no key pins apply.
+        let pinned = try MobileIDClient(context: try context(["demo=yes", "mobile-id.tls-cert=/etc/ssl/certs/ca-certificates.crt"]))
+            .service.http.options
+        XCTAssertEqual(pinned.pinnedCertificates, [.pemFile("/etc/ssl/certs/ca-certificates.crt")])
+        XCTAssertEqual(pinned.spkiPins, [])
     }
 }

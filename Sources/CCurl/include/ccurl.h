@@ -33,6 +33,16 @@ CURLcode ccurl_setopt_xferinfofn(CURL *c, int (*fn)(void *, curl_off_t, curl_off
 // callback, so curl never holds a passphrase; and curl builds the Authorization header itself
 // from borrowed credentials (CURLAUTH_* are macros with casts, which Swift does not import).
 CURLcode ccurl_setopt_sslctxfn(CURL *c, CURLcode (*fn)(CURL *, void *, void *));
+// SPKI pins over the chain (ccurl_spki.c), from the same CURLOPT_SSL_CTX_FUNCTION: the server's
+// chain must verify as usual and hold a certificate whose SubjectPublicKeyInfo hashes (SHA-256)
+// to one of `count` 32-byte digests at `sha256`; else the handshake fails and `refused` is set.
+// `pins` must live until the transfer ends.
+struct ccurl_spki_pins {
+    const unsigned char *sha256;
+    size_t count;
+    int refused;
+};
+void ccurl_require_spki_pins(void *ssl_ctx, struct ccurl_spki_pins *pins);
 static inline long ccurl_auth_basic(void) { return (long)CURLAUTH_BASIC; }
 static inline long ccurl_auth_bearer(void) { return (long)CURLAUTH_BEARER; }
 #endif
