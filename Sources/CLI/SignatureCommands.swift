@@ -26,9 +26,10 @@ let signCommand = Command(
     The signature is checked before it is written; if anything fails the container stays
     exactly as it was. Ctrl-C cancels.
     Settings (see asicfs --help): tsa-url, ocsp-url, profile (LT or B), tsl, tsl-cert,
-    trust-anchors, cache-dir, proxy, pinentry; for mobile-id: mobile-id.tls-cert (required),
+    tsl-signer-sha256, trust-anchors, cache-dir, proxy, pinentry; for mobile-id:
+    mobile-id.tls-cert (required but for SK's hosts, which have built-in key pins),
     mobile-id.url, mobile-id.relying-party-uuid, mobile-id.relying-party-name,
-    mobile-id.timeout (default 150 s); for smart-id: smart-id.tls-cert (required),
+    mobile-id.timeout (default 150 s); for smart-id: smart-id.tls-cert (as mobile-id's),
     smart-id.url, smart-id.relying-party-uuid, smart-id.relying-party-name, smart-id.timeout
     (default 180 s); notify (desktop notification of the verification code); for remote:
     remote.url (the CSC API, up to /csc/v1), remote.tls-cert (required), remote.client-identity
@@ -149,8 +150,8 @@ let verifyCommand = Command(
     the signing certificate and its trust when it was issued and at the time-stamp, its
     qualification, the time-stamp, and the OCSP response. Verdicts: VALID,
     VALID_WITH_WARNINGS, INDETERMINATE (trust or revocation cannot be established) and
-    INVALID, each with its reasons. Trust comes from the tsl, tsl-cert and trust-anchors
-    settings. --json prints the report as JSON (see asicfs(1) for its fields).
+    INVALID, each with its reasons. Trust comes from the tsl, tsl-cert, tsl-signer-sha256 and
+    trust-anchors settings. --json prints the report as JSON (see asicfs(1) for its fields).
     """,
     options: [OptionSpec(names: ["--json"], takesValue: false, help: "print the report as JSON"),
               OptionSpec(names: ["--warnings"], takesValue: true, help: "'error': exit 1 also on VALID_WITH_WARNINGS (digidoc-tool's --warnings=error); 'ignore' (default)"),

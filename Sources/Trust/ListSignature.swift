@@ -109,8 +109,10 @@ enum ListSignature {
             throw TrustedListError("its signing certificate cannot be read")
         }
         guard allowedSigners.allows(certificate) else {
-            let fingerprint = CertificateFingerprint(hex: Digest.hash(der, .sha256).hexString)?.hex ?? "?"
-            throw TrustedListError("it is signed by \(certificate.displayName) (SHA-256 \(fingerprint)), which is not an allowed signer"
+            // Where signers are known by fingerprint, the signer's own says which one it is not.
+            let fingerprint = allowedSigners.fingerprints.isEmpty ? ""
+                : " (SHA-256 \(CertificateFingerprint(hex: Digest.hash(der, .sha256).hexString)?.hex ?? "?"))"
+            throw TrustedListError("it is signed by \(certificate.displayName)\(fingerprint), which is not an allowed signer"
                 + " (allowed: \(allowedSigners.names))")
         }
         return certificate

@@ -19,7 +19,7 @@ struct TrustedListLoader {
         guard let tsl = settings.tsl, !tsl.isEmpty else { return [] }
         let signers = ListSigners(certificates: settings.tslCerts, fingerprints: settings.tslSignerFingerprints)
         guard !signers.isEmpty else {
-            throw TrustedListError("trusted list \(tsl) cannot be checked: no tsl-cert or tsl-signer-sha256 is configured to say who may sign it")
+            throw TrustedListError("trusted list \(tsl) cannot be checked: no tsl-cert is configured to say who may sign it (nor a tsl-signer-sha256)")
         }
         let top = try fetch(tsl, besideFolder: nil, allowedSigners: signers)
         noteExpiry(of: top)
