@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds asicfs_VERSION_ARCH.deb from `make install` (PREFIX=/usr, the static Swift runtime):
 # Depends are the Debian packages of the libraries the binary links (dpkg-shlibdeps), plus libcurl4,
-# libxml2 and libp11-kit0 (loaded on first use, so dpkg-shlibdeps cannot see them) and fuse3 for
-# fusermount3 and mount.fuse3. shared-mime-info and desktop-file-utils pick up the MIME and
+# libxml2 and libp11-kit0 (loaded on first use, so dpkg-shlibdeps cannot see them), fuse3 for
+# fusermount3 and mount.fuse3, and ca-certificates (the CA store SK's services are verified by,
+# under the built-in key pins). shared-mime-info and desktop-file-utils pick up the MIME and
 # desktop files through their own dpkg triggers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +30,7 @@ Version: $version
 Architecture: $arch
 Maintainer: asicfs developers <asicfs@localhost>
 Installed-Size: $size
-Depends: $libraries, libcurl4, libxml2, libp11-kit0, fuse3
+Depends: $libraries, libcurl4, libxml2, libp11-kit0, fuse3, ca-certificates
 Recommends: pcscd, p11-kit, pinentry-gnome3 | pinentry, xdg-utils
 Section: utils
 Priority: optional
