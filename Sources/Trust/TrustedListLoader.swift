@@ -79,8 +79,11 @@ struct TrustedListLoader {
         } catch {
             let reason = (error as? TrustedListError)?.description ?? "trusted list \(location) cannot be downloaded: \(error)"
             guard let cachedList else {
-                // No copy at all: most likely no network yet (the first run offline).
-                throw TrustedListError(error is TrustedListError ? reason : "trusted lists could not be loaded (offline?): \(reason)")
+                // No usable copy: most likely no network yet (the first run offline), unless a
+                // copy was there and refused, which is then the story to tell as well.
+                let refusedCopy = cacheProblem.map { "; the cached copy is not used: \($0.description)" } ?? ""
+                throw TrustedListError((error is TrustedListError ? reason : "trusted lists could not be loaded (offline?): \(reason)")
+                    + refusedCopy)
             }
             warnings.append("\(reason); the cached copy \(cached) is used instead")
             return cachedList

@@ -176,6 +176,22 @@ final class BuiltInTrustTests: XCTestCase {
         XCTAssertTrue(message.hasSuffix("its signature value does not verify with the certificate of asicfs test list signer"), message)
     }
 
+    /// Offline with a refused copy in the cache: the one-line message says the copy was refused
+    /// (the likelier story), not only "offline?".
+    func testARefusedCachedCopyIsNamedWhenTheDownloadFailsToo() throws {
+        try signedList(by: "signer")
+        var trust = try environment(["tsl=test", "cache-dir=\(folder)/cache"]).trustSettings
+        trust.download = { _ in throw CryptoError("no network in this test") }
+        XCTAssertThrowsError(try TrustStore.load(trust)) { error in
+            let message = "\(error)"
+            XCTAssertTrue(message.hasPrefix("trusted lists could not be loaded (offline?): trusted list "
+                + "https://open-eid.github.io/test-TL/tl-mp-test-EE.xml cannot be downloaded: no network in this test"), message)
+            XCTAssertTrue(message.contains("; the cached copy is not used: trusted list \(self.folder)/cache/tl-mp-test-EE.xml "
+                + "is refused: it is signed by asicfs test list signer (SHA-256 "), message)
+            XCTAssertFalse(message.contains("\n"), message)
+        }
+    }
+
     /// `tsl-cert` keeps working: the certificate file replaces the built-in fingerprints.
     func testTslCertStillDecidesWhoMaySign() throws {
         try signedList(by: "signer")
