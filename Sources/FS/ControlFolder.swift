@@ -393,8 +393,8 @@ final class ControlFolder: @unchecked Sendable {
     Mobile-ID and Smart-ID: status/<method> shows the verification code before the phone asks
     for the PIN, until the phone has answered (also as a desktop notification where a desktop
     session is present; notify = no turns that off); sign only if the phone shows the same
-    code. The services need their TLS certificate pinned (mobile-id.tls-cert,
-    smart-id.tls-cert). `echo cancel > .asicfs/sign/<method>` stops the running signing;
+    code. SK's hosts are checked by built-in key pins; any other service needs its TLS
+    certificate pinned (mobile-id.tls-cert, smart-id.tls-cert). `echo cancel > .asicfs/sign/<method>` stops the running signing;
     unmounting stops it too (asicfs umount also when readers wait in status/wait).
     While a signing runs, `container` says so and data files cannot change.
     The whole request is one write (echo and printf do that). Bad parameters (an unknown
