@@ -176,6 +176,19 @@ final class BuiltInTrustTests: XCTestCase {
         XCTAssertTrue(message.hasSuffix("its signature value does not verify with the certificate of asicfs test list signer"), message)
     }
 
+    /// A fingerprint has no key to check with: a list that does not carry its signer's
+    /// certificate is refused, whoever signed it.
+    func testAListWithoutItsCertificateIsRefusedUnderFingerprints() throws {
+        let path = try signedList(by: "signer")
+        let signed = try String(contentsOfFile: path, encoding: .utf8)
+        let keyInfo = try XCTUnwrap(signed.range(of: "(?s)<ds:KeyInfo>.*</ds:KeyInfo>", options: .regularExpression))
+        try signed.replacingCharacters(in: keyInfo, with: "").write(toFile: path, atomically: true, encoding: .utf8)
+        let message = try refusal(["tsl=test", "cache-dir=\(folder)/cache", "tsl-signer-sha256=\(try fingerprint("signer"))"])
+        XCTAssertTrue(message.hasSuffix("is refused: its signature does not carry the certificate that made it"), message)
+        // With the one certificate configured instead, the value check decides, as before.
+        XCTAssertEqual(try load(["tsl=test", "cache-dir=\(folder)/cache", "tsl-cert=\(folder)/signer.pem"]).get().certificates.count, 1)
+    }
+
     /// Offline with a refused copy in the cache: the one-line message says the copy was refused
     /// (the likelier story), not only "offline?".
     func testARefusedCachedCopyIsNamedWhenTheDownloadFailsToo() throws {
