@@ -1,40 +1,45 @@
 import Crypto
 import Foundation
+import TestTools
 import Trust
 import XCTest
 
 /// Plain trust anchors (test PKIs): loaded from a PEM file or a folder, trusted for every role
 /// at every time, with qualification taken from the certificate alone.
 final class TrustAnchorTests: XCTestCase {
+    func pem(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
+
     func testAnchorsAreLoadedFromAFolderOfPEMAndCRTFiles() throws {
+        let s = try Scenario.shared()
         let folder = try temporaryFolder(self)
-        try write(Array((TslAsice.issuingCAPEM + "\n" + TslAsice.timeStampAuthorityPEM + "\n").utf8), to: folder + "/sk.pem")
-        try write(Corpus.bytes("TSL.crt"), to: folder + "/tsl.crt")
-        try write(TslAsice.ocspResponder.der, to: folder + "/responder.cer")
+        try write(Array((try pem(s.pki.issuing) + "\n" + pem(s.pki.tsa) + "\n").utf8), to: folder + "/ca.pem")
+        try write(Array(try pem(s.pki.tlSigner).utf8), to: folder + "/tsl.crt")
+        try write(s.ocspResponder.der, to: folder + "/responder.cer")
         try write(Array("not a certificate".utf8), to: folder + "/README.txt")
         let anchors = try TrustAnchorFiles.load(folder)
         XCTAssertEqual(anchors.map { $0.commonName ?? "" },
-                       ["TEST of SK OCSP RESPONDER 2011", "TEST of ESTEID-SK 2011", "DEMO of SK TSA 2014", "Test TSL"])
+                       ["TEST of ESTEID-LIKE 2025", "TEST of asicfs TSA 2025", "TEST of asicfs OCSP RESPONDER 2025",
+                        "TEST of asicfs tl-signer"])
     }
 
     func testAnchorsAreTrustedForEveryRoleAtAnyTime() throws {
+        let s = try Scenario.shared()
         let folder = try temporaryFolder(self)
-        try write(Array((TslAsice.issuingCAPEM + "\n" + TslAsice.timeStampAuthorityPEM + "\n" + TslAsice.ocspResponderPEM).utf8),
-                  to: folder + "/anchors.pem")
+        try write(Array((try pem(s.pki.issuing) + "\n" + pem(s.pki.tsa) + "\n" + pem(s.pki.ocsp)).utf8), to: folder + "/anchors.pem")
         let anchors = try TrustAnchorFiles.load(folder)
         let store = try TrustStore.load(TrustSettings(tsl: nil, tslCerts: [], trustAnchors: anchors, cacheDir: folder))
 
-        let signer = try store.signerIssuer(of: TslAsice.signer, at: Corpus.signerNotBefore)
-        XCTAssertEqual(signer.certificates.map(\.der), [TslAsice.signer.der, TslAsice.issuingCA.der])
+        let signer = try store.signerIssuer(of: s.signer, at: s.signerNotBefore)
+        XCTAssertEqual(signer.certificates.map(\.der), [s.signer.der, s.issuingCA.der])
         guard case .trustAnchor(let anchor) = signer.source else { return XCTFail("trusted by \(signer.source)") }
-        XCTAssertEqual(anchor.der, TslAsice.issuingCA.der)
+        XCTAssertEqual(anchor.der, s.issuingCA.der)
         XCTAssertTrue(signer.qualifications.isEmpty)
-        XCTAssertNoThrow(try store.signerIssuer(of: TslAsice.signer, at: Corpus.timeStampTime))
-        XCTAssertNoThrow(try store.timeStampAuthority(TslAsice.timeStampAuthority, at: Corpus.timeStampTime))
-        XCTAssertNoThrow(try store.ocspResponder(TslAsice.ocspResponder, at: Corpus.ocspProducedAt))
+        XCTAssertNoThrow(try store.signerIssuer(of: s.signer, at: s.timeStampTime))
+        XCTAssertNoThrow(try store.timeStampAuthority(s.timeStampAuthority, at: s.timeStampTime))
+        XCTAssertNoThrow(try store.ocspResponder(s.ocspResponder, at: s.ocspProducedAt))
 
         // Qualification from the certificate alone: it states QcCompliance and QcSSCD.
-        let qualification = try store.qualification(of: TslAsice.signer, at: Corpus.signerNotBefore)
+        let qualification = try store.qualification(of: s.signer, at: s.signerNotBefore)
         XCTAssertTrue(qualification.isQCCompliant)
         XCTAssertTrue(qualification.isQSCD)
         XCTAssertTrue(qualification.meetsRequirements)
@@ -42,21 +47,25 @@ final class TrustAnchorTests: XCTestCase {
     }
 
     func testAnchorsStillCheckTheCertificatePeriod() throws {
-        let store = TrustStore(lists: [], anchors: [TslAsice.issuingCA])
-        // The signer certificate expired on 2018-01-29.
-        XCTAssertThrowsError(try store.signerIssuer(of: TslAsice.signer, at: Corpus.date("2020-01-01T00:00:00Z"))) { error in
+        let s = try Scenario.shared()
+        let store = TrustStore(lists: [], anchors: [s.issuingCA])
+        let expired = try XCTUnwrap(s.signer.notAfter) + TrustScenarioTimes.day
+        XCTAssertThrowsError(try store.signerIssuer(of: s.signer, at: expired)) { error in
             XCTAssertEqual((error as? TrustFailure)?.reason, .unknown)
         }
+        XCTAssertThrowsError(try store.signerIssuer(of: s.signer, at: s.signerNotBefore - 1))
+        XCTAssertNoThrow(try store.signerIssuer(of: s.signer, at: s.signerNotBefore))
     }
 
     func testAnchorsAndTrustedListsAddUp() throws {
-        var settings = TrustSettings(tsl: Corpus.path("EE_T-TSA-withdrawn.xml"), tslCerts: [try Corpus.tslCertificate()],
-                                     trustAnchors: [TslAsice.timeStampAuthority], cacheDir: try temporaryFolder(self), now: Corpus.now)
+        let s = try Scenario.shared()
+        var settings = TrustSettings(tsl: try s.path(.tsaWithdrawn), tslCerts: [s.tlSigner],
+                                     trustAnchors: [s.timeStampAuthority], cacheDir: try temporaryFolder(self), now: s.times.now)
         let store = try TrustStore.load(settings)
-        XCTAssertNoThrow(try store.timeStampAuthority(TslAsice.timeStampAuthority, at: Corpus.timeStampTime))
-        XCTAssertNoThrow(try store.signerIssuer(of: TslAsice.signer, at: Corpus.signerNotBefore))
+        XCTAssertNoThrow(try store.timeStampAuthority(s.timeStampAuthority, at: s.timeStampTime))
+        XCTAssertNoThrow(try store.signerIssuer(of: s.signer, at: s.signerNotBefore))
         settings.trustAnchors = []
-        XCTAssertThrowsError(try TrustStore.load(settings).timeStampAuthority(TslAsice.timeStampAuthority, at: Corpus.timeStampTime))
+        XCTAssertThrowsError(try TrustStore.load(settings).timeStampAuthority(s.timeStampAuthority, at: s.timeStampTime))
     }
 
     func testMissingOrEmptyAnchorLocationsAreErrors() throws {

@@ -1,181 +1,202 @@
 import Crypto
 import Foundation
+import TestTools
 import Trust
 import XCTest
 
-/// Every `EE_T-*.xml` of the libdigidocpp corpus, loaded alone with TSL.crt as libdigidocpp's
-/// TSLTests do, judged on tsl.asice's certificates at the times EXPECTED.tsv names: the signer's
-/// issuer at the signer's notBefore and at the time-stamp, the TSA at genTime, the OCSP
-/// responder at producedAt. Each file must give EXPECTED.tsv's verdict, and fail (when it
-/// fails) in the role and for the reason its name gives.
+/// Every trust-list scenario of libdigidocpp's TSL tests (TestTools/TrustListScenarios.swift),
+/// each list loaded alone as its TSLTests do, judged on the scenario PKI's certificates at the
+/// times libdigidocpp checks: the signer's issuer at the signer's notBefore (T0) and at the
+/// time-stamp (T1), the TSA at genTime, the OCSP responder at producedAt (both T1). Each list
+/// must give the reference's verdict, and fail (when it fails) in the role and for the reason
+/// its name gives.
 final class TrustListScenarioTests: XCTestCase {
     enum Expectation {
         case trusted
         /// The role fails for this reason; `grantedFrom`: when the list trusts it later.
-        case fails(TrustRole, TrustFailure.Reason, grantedFrom: String?)
+        case fails(TrustRole, TrustFailure.Reason, grantedFrom: Moment?)
         /// Every role is trusted, but the signer certificate is not QC + QSCD under the qualifiers
         /// in force at `failsAt`; at the other checked times it is.
-        case notQualified(qc: Bool, qscd: Bool, failsAt: [Date])
+        case notQualified(qc: Bool, qscd: Bool, failsAt: [Moment])
     }
 
-    static let svcstatus = "http://uri.etsi.org/TrstSvc/TrustedList/Svcstatus/"
-    static let svctype = "http://uri.etsi.org/TrstSvc/Svctype/"
-    static func type(_ name: String) -> TrustServiceType { TrustServiceType(uri: svctype + name) }
-    static func status(_ name: String) -> TrustServiceStatus { TrustServiceStatus(uri: svcstatus + name) }
+    /// A time of the scenario, named.
+    enum Moment {
+        case signerNotBefore, dayAfterSigner, timeStamp, hoursAfterTimeStamp
 
-    static let scenarios: [String: Expectation] = [
-        "EE_T.xml": .trusted,
-        "EE_T-CA-non-qa.xml": .fails(.signerIssuer, .otherServiceType(type("CA/PKC")), grantedFrom: nil),
-        "EE_T-CA-invalid-type.xml": .fails(.signerIssuer, .otherServiceType(type("TSA/QTST")), grantedFrom: nil),
-        "EE_T-CA-withdrawn.xml": .fails(.signerIssuer, .notGranted(status("supervisionrevoked")), grantedFrom: nil),
-        "EE_T-CA-granted-later.xml": .fails(.signerIssuer, .notYetListed, grantedFrom: "2013-04-24T11:49:30Z"),
-        "EE_T-CA-withdrawn-granted-later.xml":
-            .fails(.signerIssuer, .notGranted(status("supervisionrevoked")), grantedFrom: "2013-04-24T11:49:30Z"),
-        "EE_T-CA-noqscd-granted-later.xml":
-            .fails(.signerIssuer, .otherServiceType(type("CA/PKC")), grantedFrom: "2013-04-24T11:49:30Z"),
-        "EE_T-CA-withdrawn-granted-before.xml": .trusted,
-        "EE_T-CA-noqscd-granted-before.xml": .trusted,
-        // Only the current entry (granted 2016-06-30) says NotQualified; the 2011 history entry
+        func date(_ times: TrustScenarioTimes) -> Date {
+            switch self {
+            case .signerNotBefore: times.signerNotBefore
+            case .dayAfterSigner: times.dayAfterSigner
+            case .timeStamp: times.timeStamp
+            case .hoursAfterTimeStamp: times.hoursAfterTimeStamp
+            }
+        }
+    }
+
+    static func type(_ name: String) -> TrustServiceType { TrustServiceType(uri: TrustListURI.type(name)) }
+    static func status(_ name: String) -> TrustServiceStatus { TrustServiceStatus(uri: TrustListURI.status(name)) }
+
+    static let expectations: [TrustListScenario: Expectation] = [
+        .base: .trusted,
+        .caNonQA: .fails(.signerIssuer, .otherServiceType(type("CA/PKC")), grantedFrom: nil),
+        .caInvalidType: .fails(.signerIssuer, .otherServiceType(type("TSA/QTST")), grantedFrom: nil),
+        .caWithdrawn: .fails(.signerIssuer, .notGranted(status("supervisionrevoked")), grantedFrom: nil),
+        .caGrantedLater: .fails(.signerIssuer, .notYetListed, grantedFrom: .dayAfterSigner),
+        .caWithdrawnGrantedLater: .fails(.signerIssuer, .notGranted(status("supervisionrevoked")), grantedFrom: .dayAfterSigner),
+        .caNoQSCDGrantedLater: .fails(.signerIssuer, .otherServiceType(type("CA/PKC")), grantedFrom: .dayAfterSigner),
+        .caWithdrawnGrantedBefore: .trusted,
+        .caNoQSCDGrantedBefore: .trusted,
+        // Only the current entry (granted at the switchover) says NotQualified; the older entry
         // still says QCStatement, so only the check at the time-stamp time fails.
-        "EE_T-no_QCStatement.xml": .notQualified(qc: false, qscd: true, failsAt: [Corpus.timeStampTime]),
-        "EE_T-no_QCSD.xml": .notQualified(qc: true, qscd: false, failsAt: [Corpus.signerNotBefore, Corpus.timeStampTime]),
-        "EE_T-OCSP-invalid-type.xml": .fails(.ocspResponder, .otherServiceType(type("TSA/QTST")), grantedFrom: nil),
-        "EE_T-OCSP-withdrawn.xml": .fails(.ocspResponder, .notGranted(status("withdrawn")), grantedFrom: nil),
-        "EE_T-OCSP-granted-later.xml": .fails(.ocspResponder, .notYetListed, grantedFrom: "2016-11-29T01:00:00Z"),
-        "EE_T-OCSP-withdrawn-granted-later.xml":
-            .fails(.ocspResponder, .notGranted(status("withdrawn")), grantedFrom: "2016-11-29T01:00:00Z"),
-        "EE_T-OCSP-noqscd-granted-later.xml":
-            .fails(.ocspResponder, .otherServiceType(type("Certstatus/OCSP")), grantedFrom: "2016-11-29T01:00:00Z"),
-        "EE_T-OCSP-withdrawn-granted-before.xml": .trusted,
-        "EE_T-OCSP-noqscd-granted-before.xml": .trusted,
-        "EE_T-TSA-invalid-type.xml": .fails(.timeStampAuthority, .otherServiceType(type("CA/QC")), grantedFrom: nil),
-        "EE_T-TSA-withdrawn.xml": .fails(.timeStampAuthority, .notGranted(status("withdrawn")), grantedFrom: nil),
-        "EE_T-TSA-granted-later.xml": .fails(.timeStampAuthority, .notYetListed, grantedFrom: "2016-11-29T01:00:00Z"),
-        "EE_T-TSA-withdrawn-granted-later.xml":
-            .fails(.timeStampAuthority, .notGranted(status("withdrawn")), grantedFrom: "2016-11-29T01:00:00Z"),
-        "EE_T-TSA-noqscd-granted-later.xml":
-            .fails(.timeStampAuthority, .otherServiceType(type("TSA")), grantedFrom: "2016-11-29T01:00:00Z"),
-        "EE_T-TSA-withdrawn-granted-before.xml": .trusted,
-        "EE_T-TSA-noqscd-granted-before.xml": .trusted,
+        .noQCStatement: .notQualified(qc: false, qscd: true, failsAt: [.timeStamp]),
+        .noQSCD: .notQualified(qc: true, qscd: false, failsAt: [.signerNotBefore, .timeStamp]),
+        .ocspInvalidType: .fails(.ocspResponder, .otherServiceType(type("TSA/QTST")), grantedFrom: nil),
+        .ocspWithdrawn: .fails(.ocspResponder, .notGranted(status("withdrawn")), grantedFrom: nil),
+        .ocspGrantedLater: .fails(.ocspResponder, .notYetListed, grantedFrom: .hoursAfterTimeStamp),
+        .ocspWithdrawnGrantedLater: .fails(.ocspResponder, .notGranted(status("withdrawn")), grantedFrom: .hoursAfterTimeStamp),
+        .ocspNoQSCDGrantedLater: .fails(.ocspResponder, .otherServiceType(type("Certstatus/OCSP")), grantedFrom: .hoursAfterTimeStamp),
+        .ocspWithdrawnGrantedBefore: .trusted,
+        .ocspNoQSCDGrantedBefore: .trusted,
+        .tsaInvalidType: .fails(.timeStampAuthority, .otherServiceType(type("CA/QC")), grantedFrom: nil),
+        .tsaWithdrawn: .fails(.timeStampAuthority, .notGranted(status("withdrawn")), grantedFrom: nil),
+        .tsaGrantedLater: .fails(.timeStampAuthority, .notYetListed, grantedFrom: .hoursAfterTimeStamp),
+        .tsaWithdrawnGrantedLater: .fails(.timeStampAuthority, .notGranted(status("withdrawn")), grantedFrom: .hoursAfterTimeStamp),
+        .tsaNoQSCDGrantedLater: .fails(.timeStampAuthority, .otherServiceType(type("TSA")), grantedFrom: .hoursAfterTimeStamp),
+        .tsaWithdrawnGrantedBefore: .trusted,
+        .tsaNoQSCDGrantedBefore: .trusted,
     ]
 
-    func testTheTimesAreTslAsicesOwn() {
-        XCTAssertEqual(TslAsice.signer.notBefore, Corpus.signerNotBefore)
-        XCTAssertEqual(TslAsice.signer.issuerCommonName, "TEST of ESTEID-SK 2011")
+    func testTheScenarioTimesAreInTheOrderOfTheReferences() throws {
+        let s = try Scenario.shared()
+        XCTAssertEqual(s.signer.notBefore, s.times.signerNotBefore)
+        XCTAssertEqual(s.signer.issuerCommonName, TrustScenarioLists.caName)
+        XCTAssertLessThan(s.times.firstListed, s.times.dayBeforeSigner)
+        XCTAssertLessThan(s.times.dayAfterSigner, s.times.switchover)
+        XCTAssertLessThan(s.times.switchover, s.times.eveningBeforeTimeStamp)
+        XCTAssertLessThan(s.times.hoursBeforeTimeStamp, s.times.timeStamp)
     }
 
-    func testEveryTrustListScenarioOfTheCorpusHasAnExpectation() throws {
-        let files = try FileManager.default.contentsOfDirectory(atPath: Corpus.folder)
-            .filter { $0.hasPrefix("EE_T") && $0.hasSuffix(".xml") }
-        XCTAssertEqual(files.count, 25)
-        XCTAssertEqual(Set(files), Set(Self.scenarios.keys))
+    func testEveryScenarioHasAnExpectation() {
+        XCTAssertEqual(TrustListScenario.allCases.count, 25)
+        XCTAssertEqual(Set(Self.expectations.keys), Set(TrustListScenario.allCases))
     }
 
-    func testEveryScenarioGivesTheVerdictOfExpectedTSV() throws {
-        let verdicts = try expectedVerdicts()
-        for (file, expectation) in Self.scenarios.sorted(by: { $0.key < $1.key }) {
-            let store = try Corpus.store(withList: file)
-            XCTAssertEqual(store.warnings, [], file)
-            let problems = tslAsiceProblems(store)
-            // EE_T.xml's own row is "support"; tsl.asice's row gives the verdict with it (via TSL.xml).
-            let row = file == "EE_T.xml" ? "tsl.asice" : file
-            let expectedValid = try XCTUnwrap(verdicts[row], "\(row) has no row in EXPECTED.tsv").hasPrefix("valid")
-            XCTAssertEqual(problems.isEmpty, expectedValid, "\(file): \(problems)")
-            if case .trusted = expectation { XCTAssertEqual(problems, [], file) } else { XCTAssertFalse(problems.isEmpty, file) }
+    func testEveryScenarioGivesTheReferenceVerdict() throws {
+        let s = try Scenario.shared()
+        for scenario in TrustListScenario.allCases {
+            let store = try s.store(scenario)
+            XCTAssertEqual(store.warnings, [], scenario.rawValue)
+            let problems = signatureProblems(store, s)
+            XCTAssertEqual(problems.isEmpty, scenario.referenceValid, "\(scenario): \(problems)")
+            if case .trusted = Self.expectations[scenario] { XCTAssertEqual(problems, [], scenario.rawValue) }
+            else { XCTAssertFalse(problems.isEmpty, scenario.rawValue) }
         }
     }
 
     func testEachFailingScenarioFailsInItsRoleForItsReason() throws {
-        for (file, expectation) in Self.scenarios.sorted(by: { $0.key < $1.key }) {
-            guard case .fails(let role, let reason, let grantedFrom) = expectation else { continue }
-            let store = try Corpus.store(withList: file)
-            let time = role == .signerIssuer ? Corpus.signerNotBefore : role == .ocspResponder ? Corpus.ocspProducedAt : Corpus.timeStampTime
-            let certificate = role == .signerIssuer ? TslAsice.signer
-                : role == .ocspResponder ? TslAsice.ocspResponder : TslAsice.timeStampAuthority
-            XCTAssertThrowsError(try store.trust(certificate, as: role, intermediates: [TslAsice.issuingCA], at: time), file) { error in
-                guard let failure = error as? TrustFailure else { return XCTFail("\(file): \(error)") }
-                XCTAssertEqual(failure.role, role, file)
-                XCTAssertEqual(failure.reason, reason, "\(file): \(failure)")
-                XCTAssertEqual(failure.grantedFrom, grantedFrom.map(Corpus.date), "\(file): \(failure)")
-                XCTAssertNotNil(failure.service, file)
+        let s = try Scenario.shared()
+        for scenario in TrustListScenario.allCases {
+            guard case .fails(let role, let reason, let grantedFrom) = Self.expectations[scenario] else { continue }
+            let store = try s.store(scenario)
+            let (certificate, time) = checked(role, s)[0]
+            XCTAssertThrowsError(try store.trust(certificate, as: role, intermediates: [s.issuingCA], at: time), scenario.rawValue) { error in
+                guard let failure = error as? TrustFailure else { return XCTFail("\(scenario): \(error)") }
+                XCTAssertEqual(failure.role, role, scenario.rawValue)
+                XCTAssertEqual(failure.reason, reason, "\(scenario): \(failure)")
+                XCTAssertEqual(failure.grantedFrom, grantedFrom.map { $0.date(s.times) }, "\(scenario): \(failure)")
+                XCTAssertNotNil(failure.service, scenario.rawValue)
             }
             // Only the role the scenario is about breaks.
             for other in [TrustRole.signerIssuer, .timeStampAuthority, .ocspResponder] where other != role {
-                XCTAssertTrue(problems(of: other, in: store).isEmpty, "\(file): \(other): \(problems(of: other, in: store))")
+                XCTAssertEqual(problems(of: other, in: store, s), [], "\(scenario): \(other)")
             }
         }
     }
 
     func testQualifierScenariosOverrideTheCertificatesOwnStatements() throws {
+        let s = try Scenario.shared()
         // The signer certificate itself states QcCompliance and QcSSCD.
-        let own = Qualification.of(TslAsice.signer, qualifications: [])
+        let own = Qualification.of(s.signer, qualifications: [])
         XCTAssertTrue(own.isQCCompliant && own.isQSCD)
-        for (file, expectation) in Self.scenarios.sorted(by: { $0.key < $1.key }) {
-            guard case .notQualified(let qc, let qscd, let failsAt) = expectation else { continue }
-            let store = try Corpus.store(withList: file)
-            for time in [Corpus.signerNotBefore, Corpus.timeStampTime] {
-                let qualification = try store.qualification(of: TslAsice.signer, at: time)
+        for scenario in TrustListScenario.allCases {
+            guard case .notQualified(let qc, let qscd, let failsAt) = Self.expectations[scenario] else { continue }
+            let store = try s.store(scenario)
+            for time in [Moment.signerNotBefore, .timeStamp] {
+                let qualification = try store.qualification(of: s.signer, at: time.date(s.times))
                 guard failsAt.contains(time) else {
-                    XCTAssertTrue(qualification.meetsRequirements, "\(file) at \(time): \(qualification)")
+                    XCTAssertTrue(qualification.meetsRequirements, "\(scenario) at \(time): \(qualification)")
                     continue
                 }
-                XCTAssertEqual(qualification.isQCCompliant, qc, "\(file): \(qualification)")
-                XCTAssertEqual(qualification.isQSCD, qscd, "\(file): \(qualification)")
-                XCTAssertFalse(qualification.meetsRequirements, file)
+                XCTAssertEqual(qualification.isQCCompliant, qc, "\(scenario): \(qualification)")
+                XCTAssertEqual(qualification.isQSCD, qscd, "\(scenario): \(qualification)")
+                XCTAssertFalse(qualification.meetsRequirements, scenario.rawValue)
             }
         }
-        let noQSCD = try Corpus.store(withList: "EE_T-no_QCSD.xml").qualification(of: TslAsice.signer, at: Corpus.signerNotBefore)
+        let noQSCD = try s.store(.noQSCD).qualification(of: s.signer, at: s.signerNotBefore)
         XCTAssertEqual(noQSCD.description, "does not meet the qualification requirements (the certificate states QcCompliance; "
                        + "the certificate states QcSSCD; the trusted list says QCNoQSCD; the trusted list says QCStatement)")
     }
 
     func testGrantedBeforeScenariosTrustAtTheHistoricalTimeWithTheQualifiersOfThen() throws {
-        let store = try Corpus.store(withList: "EE_T-CA-noqscd-granted-before.xml")
-        let path = try store.signerIssuer(of: TslAsice.signer, intermediates: [TslAsice.issuingCA], at: Corpus.signerNotBefore)
-        XCTAssertEqual(path.certificates.map(\.der), [TslAsice.signer.der, TslAsice.issuingCA.der])
+        let s = try Scenario.shared()
+        let store = try s.store(.caNoQSCDGrantedBefore)
+        let path = try store.signerIssuer(of: s.signer, intermediates: [s.issuingCA], at: s.signerNotBefore)
+        XCTAssertEqual(path.certificates.map(\.der), [s.signer.der, s.issuingCA.der])
         guard case .trustedList(let service) = path.source else { return XCTFail("trusted by \(path.source)") }
-        XCTAssertTrue(service.name.hasPrefix("TEST of ESTEID-SK 2011"))
-        XCTAssertEqual(service.listName, "EE_T (sequence 22)")
+        XCTAssertEqual(service.name, TrustScenarioLists.caName)
+        XCTAssertEqual(service.listName, "EE_T (sequence \(TrustScenarioLists.sequence))")
         XCTAssertEqual(service.period.type, .qualifiedCA)
         XCTAssertEqual(service.period.status.description, "undersupervision")
-        XCTAssertEqual(service.period.start, Corpus.date("2013-04-23T01:00:00Z"))
+        XCTAssertEqual(service.period.start, s.times.hoursBeforeSigner)
         XCTAssertEqual(service.period.qualifications.flatMap(\.qualifiers),
                        [Qualification.Qualifier.qcWithSSCD, Qualification.Qualifier.qcStatement])
         XCTAssertTrue(path.qualification.meetsRequirements)
         // Before that entry the service was CA/PKC, so a certificate issued then would not be trusted.
-        XCTAssertThrowsError(try store.signerIssuer(of: TslAsice.signer, at: Corpus.date("2013-04-23T00:59:59Z")))
+        XCTAssertThrowsError(try store.signerIssuer(of: s.signer, at: s.times.hoursBeforeSigner - 1))
     }
 
     func testFailureSentencesNameTheServiceTheTimeAndTheStatus() throws {
-        func sentence(_ file: String, _ role: TrustRole, _ certificate: Certificate, _ time: Date) throws -> String {
+        let s = try Scenario.shared()
+        func sentence(_ scenario: TrustListScenario, _ role: TrustRole, _ certificate: Certificate, _ time: Date) throws -> String {
             do {
-                _ = try Corpus.store(withList: file).trust(certificate, as: role, at: time)
+                _ = try s.store(scenario).trust(certificate, as: role, at: time)
                 return "trusted"
             } catch {
                 return "\(error)"
             }
         }
-        XCTAssertEqual(try sentence("EE_T-CA-non-qa.xml", .signerIssuer, TslAsice.signer, Corpus.signerNotBefore),
-                       "issuer TEST of ESTEID-SK 2011 is not a qualified CA (CA/QC) in the trusted list at 2013-04-23T11:49:30Z: "
+        let t = s.times, at = TestTime.string
+        XCTAssertEqual(try sentence(.caNonQA, .signerIssuer, s.signer, t.signerNotBefore),
+                       "issuer TEST of ESTEID-LIKE 2025 is not a qualified CA (CA/QC) in the trusted list at \(at(t.signerNotBefore)): "
                        + "it is listed as CA/PKC")
-        XCTAssertEqual(try sentence("EE_T-CA-withdrawn-granted-later.xml", .signerIssuer, TslAsice.signer, Corpus.signerNotBefore),
-                       "issuer TEST of ESTEID-SK 2011 was not granted at 2013-04-23T11:49:30Z: its trusted-list status was "
-                       + "supervisionrevoked since 2013-04-22T11:49:30Z; it is trusted for this only from 2013-04-24T11:49:30Z")
-        XCTAssertEqual(try sentence("EE_T-OCSP-granted-later.xml", .ocspResponder, TslAsice.ocspResponder, Corpus.ocspProducedAt),
-                       "OCSP responder TEST of SK OCSP RESPONDER 2011 was not granted at 2016-11-28T13:46:43Z: "
-                       + "the trusted list has no status for it before 2016-11-29T01:00:00Z")
-        XCTAssertEqual(try sentence("EE_T-TSA-withdrawn.xml", .timeStampAuthority, TslAsice.timeStampAuthority, Corpus.timeStampTime),
-                       "time-stamping authority DEMO of SK TSA 2014 was not granted at 2016-11-28T13:46:43Z: "
-                       + "its trusted-list status was withdrawn since 2016-11-27T21:00:00Z")
+        XCTAssertEqual(try sentence(.caWithdrawnGrantedLater, .signerIssuer, s.signer, t.signerNotBefore),
+                       "issuer TEST of ESTEID-LIKE 2025 was not granted at \(at(t.signerNotBefore)): its trusted-list status was "
+                       + "supervisionrevoked since \(at(t.dayBeforeSigner)); it is trusted for this only from \(at(t.dayAfterSigner))")
+        XCTAssertEqual(try sentence(.ocspGrantedLater, .ocspResponder, s.ocspResponder, t.timeStamp),
+                       "OCSP responder TEST of asicfs OCSP RESPONDER 2025 was not granted at \(at(t.timeStamp)): "
+                       + "the trusted list has no status for it before \(at(t.hoursAfterTimeStamp))")
+        XCTAssertEqual(try sentence(.tsaWithdrawn, .timeStampAuthority, s.timeStampAuthority, t.timeStamp),
+                       "time-stamping authority TEST of asicfs TSA 2025 was not granted at \(at(t.timeStamp)): "
+                       + "its trusted-list status was withdrawn since \(at(t.eveningBeforeTimeStamp))")
     }
 
     // MARK: - Helpers
 
-    /// What stops tsl.asice from validating with this store, as libdigidocpp checks it.
-    func tslAsiceProblems(_ store: TrustStore) -> [String] {
-        var found = [TrustRole.signerIssuer, .timeStampAuthority, .ocspResponder].flatMap { problems(of: $0, in: store) }
-        for time in [Corpus.signerNotBefore, Corpus.timeStampTime] {
-            if let qualification = try? store.qualification(of: TslAsice.signer, intermediates: [TslAsice.issuingCA], at: time),
+    /// The certificate and time each role is checked at, as libdigidocpp checks a signature.
+    func checked(_ role: TrustRole, _ s: Scenario) -> [(Certificate, Date)] {
+        switch role {
+        case .signerIssuer: [(s.signer, s.signerNotBefore), (s.signer, s.timeStampTime)]
+        case .timeStampAuthority: [(s.timeStampAuthority, s.timeStampTime)]
+        case .ocspResponder: [(s.ocspResponder, s.ocspProducedAt)]
+        }
+    }
+
+    /// What stops the scenario's signature from validating with this store.
+    func signatureProblems(_ store: TrustStore, _ s: Scenario) -> [String] {
+        var found = [TrustRole.signerIssuer, .timeStampAuthority, .ocspResponder].flatMap { problems(of: $0, in: store, s) }
+        for time in [s.signerNotBefore, s.timeStampTime] {
+            if let qualification = try? store.qualification(of: s.signer, intermediates: [s.issuingCA], at: time),
                !qualification.meetsRequirements {
                 found.append("signer \(qualification)")
             }
@@ -183,30 +204,14 @@ final class TrustListScenarioTests: XCTestCase {
         return found
     }
 
-    func problems(of role: TrustRole, in store: TrustStore) -> [String] {
-        let checks: [(Certificate, Date)] = switch role {
-        case .signerIssuer: [(TslAsice.signer, Corpus.signerNotBefore), (TslAsice.signer, Corpus.timeStampTime)]
-        case .timeStampAuthority: [(TslAsice.timeStampAuthority, Corpus.timeStampTime)]
-        case .ocspResponder: [(TslAsice.ocspResponder, Corpus.ocspProducedAt)]
-        }
-        return checks.compactMap { certificate, time -> String? in
+    func problems(of role: TrustRole, in store: TrustStore, _ s: Scenario) -> [String] {
+        checked(role, s).compactMap { certificate, time -> String? in
             do {
-                _ = try store.trust(certificate, as: role, intermediates: [TslAsice.issuingCA], at: time)
+                _ = try store.trust(certificate, as: role, intermediates: [s.issuingCA], at: time)
                 return nil
             } catch {
                 return "\(error)"
             }
         }
-    }
-
-    /// file → expected_verdict, from EXPECTED.tsv.
-    func expectedVerdicts() throws -> [String: String] {
-        let text = String(decoding: try Corpus.bytes("EXPECTED.tsv"), as: UTF8.self)
-        var verdicts: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            let columns = line.split(separator: "\t", omittingEmptySubsequences: false)
-            if columns.count > 1 { verdicts[String(columns[0])] = String(columns[1]) }
-        }
-        return verdicts
     }
 }

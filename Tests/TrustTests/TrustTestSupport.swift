@@ -1,46 +1,104 @@
 import Crypto
 import Foundation
+import TestTools
 import Trust
 import XCTest
 
-/// The libdigidocpp corpus (Tests/Fixtures/libdigidocpp) and the times of tsl.asice.
-enum Corpus {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fixtures/libdigidocpp").path
+/// A dated test PKI and the trust-list scenarios written for it (TestTools/TrustListScenarios.swift),
+/// made once per test process: the shape of libdigidocpp's tsl.asice and its EE_T-*.xml lists.
+/// The signer certificate was issued at `times.signerNotBefore` (T0); these tests take the
+/// time-stamp and the OCSP response to be made at `times.timeStamp` (T1, "now").
+final class Scenario: @unchecked Sendable {
+    let folder: String
+    let pki: TestPKI
+    let times: TrustScenarioTimes
+    let lists: TrustScenarioLists
+    let signer: Certificate
+    let issuingCA: Certificate
+    let root: Certificate
+    let ocspResponder: Certificate
+    let timeStampAuthority: Certificate
+    let tlSigner: Certificate
+    let lotlSigner: Certificate
+    private let lock = NSLock()
+    private var written: [TrustListScenario: String] = [:]
 
-    static func path(_ name: String) -> String { folder + "/" + name }
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var made: Scenario?
 
-    static func bytes(_ name: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path(name)) else {
-            throw TrustedListError("fixture \(name) is missing")
+    /// The process's scenario set, made on first use (about two seconds).
+    static func shared() throws -> Scenario {
+        try lock.withLock {
+            if let made { return made }
+            let scenario = try Scenario()
+            made = scenario
+            scenarioFolder = scenario.folder
+            atexit { if let folder = scenarioFolder { try? FileManager.default.removeItem(atPath: folder) } }
+            return scenario
         }
-        return Array(data)
     }
 
-    /// Test TSL (C=EE), the certificate that signs TSL.xml, EE_T.xml and every EE_T-*.xml.
-    static func tslCertificate() throws -> Certificate { try TrustAnchorFiles.certificates(inFile: path("TSL.crt"))[0] }
-
-    /// The times EXPECTED.tsv names for tsl.asice.
-    static let signerNotBefore = date("2013-04-23T11:49:30Z")
-    static let timeStampTime = date("2016-11-28T13:46:43Z")
-    static let ocspProducedAt = date("2016-11-28T13:46:43Z")
-    /// "Now" for loading: before the test lists' NextUpdate (2027-08-20), so no expiry warning.
-    static let now = date("2026-06-01T00:00:00Z")
-
-    static func date(_ text: String) -> Date {
-        let parts = text.split { "-T:Z".contains($0) }.map { Int($0)! }
-        var components = DateComponents()
-        components.timeZone = TimeZone(identifier: "UTC")
-        (components.year, components.month, components.day) = (parts[0], parts[1], parts[2])
-        (components.hour, components.minute, components.second) = (parts[3], parts[4], parts[5])
-        return Calendar(identifier: .gregorian).date(from: components)!
+    private init() throws {
+        folder = NSTemporaryDirectory() + "asicfs-trust-scenarios-\(getpid())"
+        times = TrustScenarioTimes()
+        pki = try TestPKI.makeDated(in: folder + "/pki", caNotBefore: times.caNotBefore, signerNotBefore: times.signerNotBefore)
+        lists = TrustScenarioLists(pki: pki, times: times)
+        func load(_ path: String) throws -> Certificate { try TrustAnchorFiles.certificates(inFile: path)[0] }
+        signer = try load(pki.signer)
+        issuingCA = try load(pki.issuing)
+        root = try load(pki.root)
+        ocspResponder = try load(pki.ocsp)
+        timeStampAuthority = try load(pki.tsa)
+        tlSigner = try load(pki.tlSigner)
+        lotlSigner = try load(pki.lotlSigner)
     }
 
-    /// One trusted list loaded alone, verified with TSL.crt: the set-up of libdigidocpp's TSL tests.
-    static func store(withList name: String, cacheDir: String = NSTemporaryDirectory()) throws -> TrustStore {
-        try TrustStore.load(TrustSettings(tsl: path(name), tslCerts: [tslCertificate()], cacheDir: cacheDir, now: now))
+    /// The path of `scenario`'s list, written on first use.
+    func path(_ scenario: TrustListScenario) throws -> String {
+        try lock.withLock {
+            if let path = written[scenario] { return path }
+            let path = try lists.write(scenario, in: folder)
+            written[scenario] = path
+            return path
+        }
     }
+
+    func bytes(_ scenario: TrustListScenario) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path(scenario)))) }
+
+    /// One national list loaded alone, checked against tl-signer: the set-up of libdigidocpp's TSL tests.
+    func store(_ scenario: TrustListScenario, cacheDir: String = NSTemporaryDirectory()) throws -> TrustStore {
+        try TrustStore.load(TrustSettings(tsl: path(scenario), tslCerts: [tlSigner], cacheDir: cacheDir, now: times.now))
+    }
+
+    /// Where the list of lists says the national list is (its last part names the file looked
+    /// for beside the list of lists and in the cache).
+    static let nationalListURL = "https://asicfs.invalid/test-TL/EE_T.xml"
+    private var listOfLists: String?
+
+    /// The list of lists (territory EE, signed by lotl-signer) pointing to the base list, written
+    /// as TSL.xml beside it, so that loading it finds the base list there.
+    func listOfListsPath() throws -> String {
+        _ = try path(.base)
+        return try lock.withLock {
+            if let listOfLists { return listOfLists }
+            let path = folder + "/TSL.xml"
+            try lists.listOfLists(pointingTo: Self.nationalListURL).write(to: path)
+            listOfLists = path
+            return path
+        }
+    }
+
+    func listOfListsBytes() throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: listOfListsPath()))) }
+
+    var signerNotBefore: Date { times.signerNotBefore }
+    var timeStampTime: Date { times.timeStamp }
+    var ocspProducedAt: Date { times.timeStamp }
 }
+
+nonisolated(unsafe) private var scenarioFolder: String?
+
+/// A UTC time written as the lists write it.
+func utc(_ text: String) -> Date { TestTime.date(text)! }
 
 /// A fresh temporary folder, removed when the test ends.
 func temporaryFolder(_ test: XCTestCase) throws -> String {

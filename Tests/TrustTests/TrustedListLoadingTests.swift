@@ -1,165 +1,193 @@
 import Crypto
 import Foundation
+import TestTools
 import Trust
 import XCTest
 
-/// Loading the conformance lists: the LOTL TSL.xml, its pointer to EE_T.xml, signatures and refusals.
+/// Loading test lists signed with xmlsec1 (contrib/testpki/mktrustlist.py): a list of lists,
+/// its pointer to the national list, signatures and refusals, the cache and downloading.
 final class TrustedListLoadingTests: XCTestCase {
-    func testConformanceLOTLReachesEE_TThroughItsPointer() throws {
-        let tslCert = try Corpus.tslCertificate()
-        let store = try TrustStore.load(TrustSettings(tsl: Corpus.path("TSL.xml"), tslCerts: [tslCert],
-                                                      cacheDir: try temporaryFolder(self), now: Corpus.now))
+    let url = Scenario.nationalListURL
+    let lotlURL = "https://asicfs.invalid/test-TL/tl-mp-test-EE.xml"
+
+    func testListOfListsReachesTheNationalListThroughItsPointer() throws {
+        let s = try Scenario.shared()
+        let store = try TrustStore.load(TrustSettings(tsl: s.listOfListsPath(), tslCerts: [s.lotlSigner],
+                                                      cacheDir: try temporaryFolder(self), now: s.times.now))
         XCTAssertEqual(store.warnings, [])
         XCTAssertEqual(store.lists.count, 2)
         let lotl = store.lists[0], national = store.lists[1]
         XCTAssertTrue(lotl.isListOfLists)
         XCTAssertEqual(lotl.territory, "EE")
         XCTAssertEqual(lotl.sequenceNumber, 4)
+        XCTAssertEqual(lotl.signer?.der, s.lotlSigner.der)
         XCTAssertEqual(lotl.pointers.count, 1)
-        XCTAssertEqual(lotl.pointers[0].location, "https://open-eid.github.io/test-TL/EE_T.xml")
+        XCTAssertEqual(lotl.pointers[0].location, url)
         XCTAssertEqual(lotl.pointers[0].territory, "EE_T")
         XCTAssertEqual(lotl.pointers[0].mimeType, "application/vnd.etsi.tsl+xml")
-        XCTAssertEqual(lotl.pointers[0].signers.map(\.der), [tslCert.der])
+        XCTAssertEqual(lotl.pointers[0].signers.map(\.der), [s.tlSigner.der])
         XCTAssertTrue(lotl.services.isEmpty)
 
         XCTAssertFalse(national.isListOfLists)
-        XCTAssertEqual(national.source, Corpus.path("EE_T.xml"))
+        XCTAssertEqual(national.source, try s.path(.base))
         XCTAssertEqual(national.territory, "EE_T")
-        XCTAssertEqual(national.sequenceNumber, 34)
-        XCTAssertEqual(national.nextUpdate, Corpus.date("2027-08-20T21:00:00Z"))
-        XCTAssertEqual(national.issueDate, Corpus.date("2026-05-11T12:22:20Z"))
-        XCTAssertEqual(national.signer?.der, tslCert.der)
-        XCTAssertEqual(national.services.count, 31)
-        // Through the LOTL, tsl.asice's three certificates are trusted at their times.
-        XCTAssertNoThrow(try store.signerIssuer(of: TslAsice.signer, at: Corpus.signerNotBefore))
-        XCTAssertNoThrow(try store.timeStampAuthority(TslAsice.timeStampAuthority, at: Corpus.timeStampTime))
-        XCTAssertNoThrow(try store.ocspResponder(TslAsice.ocspResponder, at: Corpus.ocspProducedAt))
+        XCTAssertEqual(national.sequenceNumber, TrustScenarioLists.sequence)
+        XCTAssertEqual(national.nextUpdate, s.times.now + 365 * TrustScenarioTimes.day)
+        XCTAssertEqual(national.issueDate, s.times.now - TrustScenarioTimes.day)
+        XCTAssertEqual(national.signer?.der, s.tlSigner.der)
+        XCTAssertEqual(national.services.map(\.name), [TrustScenarioLists.caName, TrustScenarioLists.ocspName,
+                                                       TrustScenarioLists.tsaName, "TEST of an unrelated CA"])
+        // Through the list of lists, the signature's three certificates are trusted at their times.
+        XCTAssertNoThrow(try store.signerIssuer(of: s.signer, at: s.signerNotBefore))
+        XCTAssertNoThrow(try store.timeStampAuthority(s.timeStampAuthority, at: s.timeStampTime))
+        XCTAssertNoThrow(try store.ocspResponder(s.ocspResponder, at: s.ocspProducedAt))
     }
 
     func testServiceHistoryIsReadWithTypesStatusesAndQualifiers() throws {
-        let list = try Corpus.store(withList: "EE_T-CA-withdrawn-granted-before.xml").lists[0]
-        let service = try XCTUnwrap(list.services.first { $0.name.hasPrefix("TEST of ESTEID-SK 2011") })
-        XCTAssertEqual(service.providerName, "AS Sertifitseerimiskeskus")
-        XCTAssertEqual(service.certificates.map(\.der), [TslAsice.issuingCA.der])
+        let s = try Scenario.shared()
+        let list = try s.store(.caWithdrawnGrantedBefore).lists[0]
+        let service = try XCTUnwrap(list.services.first { $0.name == TrustScenarioLists.caName })
+        XCTAssertEqual(service.providerName, "asicfs test services")
+        XCTAssertEqual(service.certificates.map(\.der), [s.issuingCA.der])
         XCTAssertEqual(service.periods.map { "\($0.type) \($0.status)" },
                        ["CA/QC granted", "CA/QC undersupervision", "CA/QC supervisionrevoked", "CA/QC undersupervision"])
-        XCTAssertEqual(service.current?.start, Corpus.date("2016-06-30T22:00:00Z"))
-        XCTAssertEqual(service.period(at: Corpus.signerNotBefore)?.start, Corpus.date("2013-04-23T01:00:00Z"))
-        XCTAssertNil(service.period(at: Corpus.date("2000-01-01T00:00:00Z")))
+        XCTAssertEqual(service.current?.start, s.times.switchover)
+        XCTAssertEqual(service.period(at: s.signerNotBefore)?.start, s.times.hoursBeforeSigner)
+        XCTAssertNil(service.period(at: s.times.firstListed - 1))
         XCTAssertEqual(service.current?.qualifications.flatMap(\.qualifiers),
                        [Qualification.Qualifier.qcWithQSCD, Qualification.Qualifier.qcStatement])
-        XCTAssertEqual(service.period(at: Corpus.signerNotBefore)?.qualifications.flatMap(\.qualifiers),
+        XCTAssertEqual(service.period(at: s.signerNotBefore)?.qualifications.flatMap(\.qualifiers),
                        [Qualification.Qualifier.qcWithSSCD, Qualification.Qualifier.qcStatement])
         XCTAssertEqual(service.current?.qualifications.first?.criteria.assert, "atLeastOne")
         XCTAssertEqual(service.current?.qualifications.first?.criteria.keyUsages,
                        [["digitalSignature": true], ["nonRepudiation": true]])
     }
 
+    /// The base list with its CA service renamed after signing.
+    func tamperedNationalList(_ s: Scenario) throws -> [UInt8] {
+        try replacingFirst(TrustScenarioLists.caName, with: "TEST of ESTEID-LIKE 2026", in: s.bytes(.base))
+    }
+
     func testTamperedServiceNameIsRefused() throws {
+        let s = try Scenario.shared()
         let folder = try temporaryFolder(self)
-        let tampered = try replacingFirst("TEST of ESTEID-SK 2011:", with: "TEST of ESTEID-SK 2012:", in: Corpus.bytes("EE_T.xml"))
-        try write(tampered, to: folder + "/EE_T.xml")
-        XCTAssertThrowsError(try TrustStore.load(TrustSettings(tsl: folder + "/EE_T.xml", tslCerts: [Corpus.tslCertificate()],
-                                                               cacheDir: folder, now: Corpus.now))) { error in
+        try write(tamperedNationalList(s), to: folder + "/EE_T.xml")
+        XCTAssertThrowsError(try TrustStore.load(TrustSettings(tsl: folder + "/EE_T.xml", tslCerts: [s.tlSigner],
+                                                               cacheDir: folder, now: s.times.now))) { error in
             XCTAssertEqual("\(error)", "trusted list \(folder)/EE_T.xml is refused: its signature does not match its content: "
                            + "the list was changed after signing")
         }
     }
 
     func testChangedSignatureValueOrSignedPropertiesAreRefused() throws {
+        let s = try Scenario.shared()
         let folder = try temporaryFolder(self)
+        let bytes = try s.bytes(.base)
+        // The value's first base64 character, whatever this run's key made it.
+        let text = String(decoding: bytes, as: UTF8.self)
+        let valueStart = try XCTUnwrap(text.range(of: "SignatureValue>")).upperBound
+        let first = text[valueStart]
+        let signingTime = TestTime.string(s.times.now - TrustScenarioTimes.day)
         let cases = [
-            ("SignatureValue>WyFp4oe27bJS", "SignatureValue>XyFp4oe27bJS",
-             "its signature value does not verify with the certificate of Test TSL"),
-            ("<xades:SigningTime>2026-05-11", "<xades:SigningTime>2026-05-12",
-             "its signature does not match its content: the signed part '#SignedProperties' was changed after signing"),
+            ("SignatureValue>\(first)", "SignatureValue>\(first == "A" ? "B" : "A")",
+             "its signature value does not verify with the certificate of TEST of asicfs tl-signer"),
+            ("<xades:SigningTime>\(signingTime)", "<xades:SigningTime>\(TestTime.string(s.times.now))",
+             "its signature does not match its content: the signed part '#list-signed-properties' was changed after signing"),
         ]
         for (old, new, reason) in cases {
-            try write(replacingFirst(old, with: new, in: Corpus.bytes("EE_T.xml")), to: folder + "/EE_T.xml")
-            XCTAssertThrowsError(try TrustStore.load(TrustSettings(tsl: folder + "/EE_T.xml", tslCerts: [Corpus.tslCertificate()],
-                                                                   cacheDir: folder, now: Corpus.now))) { error in
+            try write(replacingFirst(old, with: new, in: bytes), to: folder + "/EE_T.xml")
+            XCTAssertThrowsError(try TrustStore.load(TrustSettings(tsl: folder + "/EE_T.xml", tslCerts: [s.tlSigner],
+                                                                   cacheDir: folder, now: s.times.now))) { error in
                 XCTAssertEqual("\(error)", "trusted list \(folder)/EE_T.xml is refused: \(reason)")
             }
         }
     }
 
-    func testTamperedNationalListBehindTheLOTLIsSkippedWithAWarning() throws {
+    func testTamperedNationalListBehindTheListOfListsIsSkippedWithAWarning() throws {
+        let s = try Scenario.shared()
         let folder = try temporaryFolder(self)
-        try write(Corpus.bytes("TSL.xml"), to: folder + "/TSL.xml")
-        try write(replacingFirst("TEST of ESTEID-SK 2011:", with: "TEST of ESTEID-SK 2012:", in: Corpus.bytes("EE_T.xml")),
-                  to: folder + "/EE_T.xml")
-        let store = try TrustStore.load(TrustSettings(tsl: folder + "/TSL.xml", tslCerts: [Corpus.tslCertificate()],
-                                                      cacheDir: folder + "/cache", now: Corpus.now))
+        try write(s.listOfListsBytes(), to: folder + "/TSL.xml")
+        try write(tamperedNationalList(s), to: folder + "/EE_T.xml")
+        let store = try TrustStore.load(TrustSettings(tsl: folder + "/TSL.xml", tslCerts: [s.lotlSigner],
+                                                      cacheDir: folder + "/cache", now: s.times.now))
         XCTAssertEqual(store.lists.map(\.territory), ["EE"])
         XCTAssertEqual(store.warnings, ["trusted list \(folder)/EE_T.xml is refused: its signature does not match its content: "
                                         + "the list was changed after signing; its services are not trusted"])
-        XCTAssertThrowsError(try store.signerIssuer(of: TslAsice.signer, at: Corpus.signerNotBefore)) { error in
+        XCTAssertThrowsError(try store.signerIssuer(of: s.signer, at: s.signerNotBefore)) { error in
             XCTAssertEqual((error as? TrustFailure)?.reason, .unknown)
         }
     }
 
-    func testTamperedLOTLIsRefused() throws {
+    func testTamperedListOfListsIsRefused() throws {
+        let s = try Scenario.shared()
         let folder = try temporaryFolder(self)
-        try write(replacingFirst("SK Test Authority", with: "SK Test Authorit_", in: Corpus.bytes("TSL.xml")), to: folder + "/TSL.xml")
-        try write(Corpus.bytes("EE_T.xml"), to: folder + "/EE_T.xml")
-        XCTAssertThrowsError(try TrustStore.load(TrustSettings(tsl: folder + "/TSL.xml", tslCerts: [Corpus.tslCertificate()],
-                                                               cacheDir: folder, now: Corpus.now))) { error in
-            XCTAssertTrue("\(error)".hasSuffix("is refused: its signature does not match its content: the list was changed after signing"),
-                          "\(error)")
+        try write(replacingFirst("asicfs test scheme operator", with: "asicfs test scheme operatoR", in: s.listOfListsBytes()),
+                  to: folder + "/TSL.xml")
+        try write(s.bytes(.base), to: folder + "/EE_T.xml")
+        XCTAssertThrowsError(try TrustStore.load(TrustSettings(tsl: folder + "/TSL.xml", tslCerts: [s.lotlSigner],
+                                                               cacheDir: folder, now: s.times.now))) { error in
+            XCTAssertEqual("\(error)", "trusted list \(folder)/TSL.xml is refused: its signature does not match its content: "
+                           + "the list was changed after signing")
         }
     }
 
     func testListSignedBySomeoneElseIsRefused() throws {
-        let other = try TrustAnchorFiles.certificates(inFile: Corpus.path("inter.crt"))
-        XCTAssertThrowsError(try TrustStore.load(TrustSettings(tsl: Corpus.path("TSL.xml"), tslCerts: other,
-                                                               cacheDir: try temporaryFolder(self), now: Corpus.now))) { error in
-            XCTAssertEqual("\(error)", "trusted list \(Corpus.path("TSL.xml")) is refused: it is signed by Test TSL, "
-                           + "which is not an allowed signer (allowed: libdigidocpp Inter)")
+        let s = try Scenario.shared()
+        let path = try s.listOfListsPath()
+        XCTAssertThrowsError(try TrustStore.load(TrustSettings(tsl: path, tslCerts: [s.root],
+                                                               cacheDir: try temporaryFolder(self), now: s.times.now))) { error in
+            XCTAssertEqual("\(error)", "trusted list \(path) is refused: it is signed by TEST of asicfs lotl-signer, "
+                           + "which is not an allowed signer (allowed: TEST of asicfs Root CA 2025)")
         }
     }
 
     func testListWithoutTslCertIsRefused() throws {
-        XCTAssertThrowsError(try TrustStore.load(TrustSettings(tsl: Corpus.path("EE_T.xml"), tslCerts: [],
+        let s = try Scenario.shared()
+        XCTAssertThrowsError(try TrustStore.load(TrustSettings(tsl: s.path(.base), tslCerts: [],
                                                                cacheDir: try temporaryFolder(self)))) { error in
             XCTAssertTrue("\(error)".contains("no tsl-cert is configured"), "\(error)")
         }
     }
 
     func testExpiredListIsUsedWithAWarning() throws {
-        let store = try TrustStore.load(TrustSettings(tsl: Corpus.path("EE_T.xml"), tslCerts: [Corpus.tslCertificate()],
-                                                      cacheDir: try temporaryFolder(self),
-                                                      now: Corpus.date("2028-01-01T00:00:00Z")))
+        let s = try Scenario.shared()
+        let nextUpdate = s.times.now + 365 * TrustScenarioTimes.day
+        let store = try TrustStore.load(TrustSettings(tsl: s.path(.base), tslCerts: [s.tlSigner],
+                                                      cacheDir: try temporaryFolder(self), now: nextUpdate + 1))
         XCTAssertEqual(store.lists.count, 1)
-        XCTAssertEqual(store.warnings, ["trusted list EE_T (sequence 34) from \(Corpus.path("EE_T.xml")) expired on "
-                                        + "2027-08-20T21:00:00Z (its NextUpdate); it is still used"])
-        XCTAssertNoThrow(try store.signerIssuer(of: TslAsice.signer, at: Corpus.signerNotBefore))
+        XCTAssertEqual(store.warnings, ["trusted list EE_T (sequence \(TrustScenarioLists.sequence)) from \(try s.path(.base)) "
+                                        + "expired on \(TestTime.string(nextUpdate)) (its NextUpdate); it is still used"])
+        XCTAssertNoThrow(try store.signerIssuer(of: s.signer, at: s.signerNotBefore))
+        // Until NextUpdate it is not.
+        XCTAssertEqual(try TrustStore.load(TrustSettings(tsl: s.path(.base), tslCerts: [s.tlSigner],
+                                                         cacheDir: try temporaryFolder(self), now: nextUpdate)).warnings, [])
     }
 
     func testPointedListIsLookedForInTheCacheFolder() throws {
+        let s = try Scenario.shared()
         let folder = try temporaryFolder(self)
         try FileManager.default.createDirectory(atPath: folder + "/lotl", withIntermediateDirectories: true)
-        try write(Corpus.bytes("TSL.xml"), to: folder + "/lotl/TSL.xml")
-        let settings = try TrustSettings(tsl: folder + "/lotl/TSL.xml", tslCerts: [Corpus.tslCertificate()],
-                                     cacheDir: folder + "/cache", now: Corpus.now)
-        // Neither beside the LOTL nor in the cache, and no downloading: a warning, not a failure.
+        try write(s.listOfListsBytes(), to: folder + "/lotl/TSL.xml")
+        let settings = TrustSettings(tsl: folder + "/lotl/TSL.xml", tslCerts: [s.lotlSigner], cacheDir: folder + "/cache", now: s.times.now)
+        // Neither beside the list of lists nor in the cache, and no downloading: a warning, not a failure.
         let without = try TrustStore.load(settings)
         XCTAssertEqual(without.lists.count, 1)
-        XCTAssertEqual(without.warnings, ["trusted list https://open-eid.github.io/test-TL/EE_T.xml is not available: it is not in "
+        XCTAssertEqual(without.warnings, ["trusted list \(url) is not available: it is not in "
                                           + "\(folder)/lotl/EE_T.xml or \(folder)/cache/EE_T.xml and downloading is not configured;"
                                           + " its services are not trusted"])
         try FileManager.default.createDirectory(atPath: folder + "/cache", withIntermediateDirectories: true)
-        try write(Corpus.bytes("EE_T.xml"), to: folder + "/cache/EE_T.xml")
+        try write(s.bytes(.base), to: folder + "/cache/EE_T.xml")
         let with = try TrustStore.load(settings)
         XCTAssertEqual(with.lists.map(\.territory), ["EE", "EE_T"])
         XCTAssertEqual(with.warnings, [])
     }
 
     func testListsByURLAreDownloadedOnceAndThenReadFromTheCache() throws {
+        let s = try Scenario.shared()
         let cache = try temporaryFolder(self) + "/cache"
-        let served = ["tl-mp-test-EE.xml": try Corpus.bytes("TSL.xml"), "EE_T.xml": try Corpus.bytes("EE_T.xml")]
+        let served = ["tl-mp-test-EE.xml": try s.listOfListsBytes(), "EE_T.xml": try s.bytes(.base)]
         let requests = RequestLog()
-        var settings = try TrustSettings(tsl: "https://open-eid.github.io/test-TL/tl-mp-test-EE.xml",
-                                     tslCerts: [Corpus.tslCertificate()], cacheDir: cache, now: Corpus.now)
+        var settings = TrustSettings(tsl: lotlURL, tslCerts: [s.lotlSigner], cacheDir: cache, now: s.times.now)
         settings.download = { url in
             requests.append(url)
             guard let bytes = served[String(url.split(separator: "/").last ?? "")] else { throw TrustedListError("404") }
@@ -167,8 +195,7 @@ final class TrustedListLoadingTests: XCTestCase {
         }
         let first = try TrustStore.load(settings)
         XCTAssertEqual(first.lists.map(\.territory), ["EE", "EE_T"])
-        XCTAssertEqual(requests.urls, ["https://open-eid.github.io/test-TL/tl-mp-test-EE.xml",
-                                       "https://open-eid.github.io/test-TL/EE_T.xml"])
+        XCTAssertEqual(requests.urls, [lotlURL, url])
         XCTAssertEqual(FileManager.default.contents(atPath: cache + "/EE_T.xml").map(Array.init), served["EE_T.xml"])
 
         let second = try TrustStore.load(settings)
@@ -176,20 +203,20 @@ final class TrustedListLoadingTests: XCTestCase {
         XCTAssertEqual(requests.urls.count, 2, "fresh cached copies are not downloaded again")
 
         // Past NextUpdate the lists are fetched again; when that fails the stale copy is used, with a warning.
-        settings.now = Corpus.date("2028-01-01T00:00:00Z")
-        settings.download = { _ in throw TrustedListError("could not connect to open-eid.github.io") }
+        settings.now = s.times.now + 400 * TrustScenarioTimes.day
+        settings.download = { _ in throw TrustedListError("could not connect to asicfs.invalid") }
         let offline = try TrustStore.load(settings)
         XCTAssertEqual(offline.lists.map(\.territory), ["EE", "EE_T"])
-        XCTAssertTrue(offline.warnings.contains("could not connect to open-eid.github.io; the cached copy \(cache)/EE_T.xml is used instead"),
+        XCTAssertTrue(offline.warnings.contains("could not connect to asicfs.invalid; the cached copy \(cache)/EE_T.xml is used instead"),
                       "\(offline.warnings)")
         XCTAssertEqual(offline.warnings.filter { $0.contains("expired on") }.count, 2)
     }
 
     func testDownloadedListWithABadSignatureIsNotCached() throws {
+        let s = try Scenario.shared()
         let cache = try temporaryFolder(self) + "/cache"
-        let tampered = try replacingFirst("TEST of ESTEID-SK 2011:", with: "TEST of ESTEID-SK 2012:", in: Corpus.bytes("EE_T.xml"))
-        var settings = try TrustSettings(tsl: "https://example.test/EE_T.xml", tslCerts: [Corpus.tslCertificate()],
-                                     cacheDir: cache, now: Corpus.now)
+        let tampered = try tamperedNationalList(s)
+        var settings = TrustSettings(tsl: "https://example.test/EE_T.xml", tslCerts: [s.tlSigner], cacheDir: cache, now: s.times.now)
         settings.download = { _ in tampered }
         XCTAssertThrowsError(try TrustStore.load(settings)) { error in
             XCTAssertTrue("\(error)".contains("was changed after signing"), "\(error)")
@@ -198,10 +225,11 @@ final class TrustedListLoadingTests: XCTestCase {
     }
 
     func testWithoutAListOnlyTrustAnchorsCount() throws {
+        let s = try Scenario.shared()
         let store = try TrustStore.load(TrustSettings(tsl: nil, tslCerts: [], trustAnchors: [], cacheDir: try temporaryFolder(self)))
         XCTAssertTrue(store.lists.isEmpty)
-        XCTAssertThrowsError(try store.signerIssuer(of: TslAsice.signer, at: Corpus.signerNotBefore)) { error in
-            XCTAssertEqual("\(error)", "issuer TEST of ESTEID-SK 2011 is unknown: no trusted list lists it and it is no trust anchor")
+        XCTAssertThrowsError(try store.signerIssuer(of: s.signer, at: s.signerNotBefore)) { error in
+            XCTAssertEqual("\(error)", "issuer TEST of ESTEID-LIKE 2025 is unknown: no trusted list lists it and it is no trust anchor")
         }
     }
 }

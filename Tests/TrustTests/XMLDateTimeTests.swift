@@ -5,10 +5,10 @@ import XCTest
 /// xsd:dateTime as trusted lists write it.
 final class XMLDateTimeTests: XCTestCase {
     func testUTCOffsetsAndFractionsAreRead() {
-        XCTAssertEqual(XMLDateTime.parse("2016-06-30T22:00:00Z"), Corpus.date("2016-06-30T22:00:00Z"))
-        XCTAssertEqual(XMLDateTime.parse(" 2016-07-01T01:00:00+03:00\n"), Corpus.date("2016-06-30T22:00:00Z"))
-        XCTAssertEqual(XMLDateTime.parse("2016-06-30T22:00:00"), Corpus.date("2016-06-30T22:00:00Z"))
-        XCTAssertEqual(XMLDateTime.parse("2016-06-30T22:00:00.5Z")?.timeIntervalSince(Corpus.date("2016-06-30T22:00:00Z")), 0.5)
+        XCTAssertEqual(XMLDateTime.parse("2016-06-30T22:00:00Z"), utc("2016-06-30T22:00:00Z"))
+        XCTAssertEqual(XMLDateTime.parse(" 2016-07-01T01:00:00+03:00\n"), utc("2016-06-30T22:00:00Z"))
+        XCTAssertEqual(XMLDateTime.parse("2016-06-30T22:00:00"), utc("2016-06-30T22:00:00Z"))
+        XCTAssertEqual(XMLDateTime.parse("2016-06-30T22:00:00.5Z")?.timeIntervalSince(utc("2016-06-30T22:00:00Z")), 0.5)
     }
 
     func testMalformedDatesAreRejected() {
@@ -18,6 +18,6 @@ final class XMLDateTimeTests: XCTestCase {
     }
 
     func testMessagesUseTheSameForm() {
-        XCTAssertEqual(XMLDateTime.format(Corpus.date("2013-04-23T11:49:30Z")), "2013-04-23T11:49:30Z")
+        XCTAssertEqual(XMLDateTime.format(utc("2013-04-23T11:49:30Z")), "2013-04-23T11:49:30Z")
     }
 }
