@@ -31,8 +31,8 @@ final class BrowseSecurityTests: XCTestCase {
         return path
     }
 
-    private func runAsSecondUser(_ code: String, _ arguments: [String]) throws -> [String: String] {
-        let result = try SecondUser.python(code, arguments)
+    private func runAsSecondUser(_ code: String, _ arguments: [String], groups: [gid_t] = []) throws -> [String: String] {
+        let result = try SecondUser.python(code, arguments, groups: groups)
         XCTAssertEqual(result.status, 0, result.stderr)
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
         return try XCTUnwrap(object as? [String: String], result.stdout + result.stderr)
@@ -136,6 +136,13 @@ final class BrowseSecurityTests: XCTestCase {
         XCTAssertEqual(lstat(fixture.real("shared/hard.txt"), &hard), 0)
         XCTAssertEqual(new.st_ino, hard.st_ino)
         XCTAssertEqual(new.st_nlink, 2)
+        // Supplementary groups count: a file of group 4242, mode 0640, opens for a member only.
+        try writeFile(Array("group".utf8), fixture.real("group.txt"))
+        XCTAssertEqual(chown(fixture.real("group.txt"), 0, 4242), 0)
+        chmod(fixture.real("group.txt"), 0o640)
+        let read = Self.attempts + "attempt('read', lambda: open(sys.argv[1]).read()); print(json.dumps(out))"
+        XCTAssertEqual(try runAsSecondUser(read, [fixture.path("group.txt")], groups: [4242])["read"], "done 'group'")
+        XCTAssertEqual(try runAsSecondUser(read, [fixture.path("group.txt")], groups: [4243])["read"], "error EACCES")
         try fixture.mount.unmount()
         // Saved by the daemon (root) and still the user's.
         assertOwned("made.asice")
@@ -169,6 +176,12 @@ final class BrowseSecurityTests: XCTestCase {
             attempt('set user', lambda: os.setxattr(m + '/y.txt', 'user.added', b'v'))
             attempt('remove user', lambda: os.removexattr(m + '/y.txt', 'user.note'))
             attempt('set trusted', lambda: os.setxattr(m + '/y.txt', 'trusted.evil', b'1'))
+            # An ACL (system.posix_acl_access, version 2): owner rw, user 65534 r, group r, mask r, other none.
+            import struct
+            acl = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', tag, perm, ident) for tag, perm, ident in
+                [(1, 6, 0xffffffff), (2, 4, 65534), (4, 4, 0xffffffff), (0x10, 4, 0xffffffff), (0x20, 0, 0xffffffff)])
+            attempt('set acl', lambda: os.setxattr(m + '/x.asice', 'system.posix_acl_access', acl))
+            attempt('get acl', lambda: os.getxattr(m + '/x.asice', 'system.posix_acl_access') == acl)
             print(json.dumps(out))
             """
         let out = try runAsSecondUser(script, [fixture.path("shared")])
@@ -182,11 +195,15 @@ final class BrowseSecurityTests: XCTestCase {
         XCTAssertEqual(out["set user"], "done None")
         XCTAssertEqual(out["remove user"], "done None")
         XCTAssertEqual(out["set trusted"], "error EPERM")
+        XCTAssertEqual(out["set acl"], "done None")
+        XCTAssertEqual(out["get acl"], "done True")
+        let acl = try Shell.python("import os, sys; print('system.posix_acl_access' in os.listxattr(sys.argv[1]))", [folder])
+        XCTAssertEqual(acl.stdout, "True\n", acl.stderr)
         // The real file's own asicfs attributes are untouched; the user's change is there.
         XCTAssertEqual(try realAttributes(file), ["user.asicfs.status": "VALID", "user.asicfs.signers": "Someone Else", "user.added": "v"])
         // The mount's own user (root) does not see them either.
         let own = try Shell.python("import os, sys; print(sorted(os.listxattr(sys.argv[1])))", [fixture.path("shared/x.asice")])
-        XCTAssertEqual(own.stdout, "['user.note']\n", own.stderr)
+        XCTAssertEqual(own.stdout, "['system.posix_acl_access', 'user.note']\n", own.stderr)
         try fixture.mount.unmount()
     }
 }

@@ -21,14 +21,16 @@ public enum SecondUser {
         return (entry.pointee.pw_uid, entry.pointee.pw_gid)
     }
 
-    /// Runs a program as the user (its uid and gid, no supplementary groups, root's environment).
-    public static func run(_ program: String, _ arguments: [String]) throws -> Shell.Output {
+    /// Runs a program as the user: its uid and gid, the supplementary `groups` given (none by
+    /// default), root's environment.
+    public static func run(_ program: String, _ arguments: [String], groups: [gid_t] = []) throws -> Shell.Output {
         let (user, group) = try ids()
-        return try Shell.run("/usr/bin/setpriv", ["--reuid=\(user)", "--regid=\(group)", "--clear-groups", program] + arguments)
+        let groupOption = groups.isEmpty ? "--clear-groups" : "--groups=" + groups.map(String.init).joined(separator: ",")
+        return try Shell.run("/usr/bin/setpriv", ["--reuid=\(user)", "--regid=\(group)", groupOption, program] + arguments)
     }
 
-    public static func python(_ code: String, _ arguments: [String] = []) throws -> Shell.Output {
-        try run("/usr/bin/python3", ["-c", code] + arguments)
+    public static func python(_ code: String, _ arguments: [String] = [], groups: [gid_t] = []) throws -> Shell.Output {
+        try run("/usr/bin/python3", ["-c", code] + arguments, groups: groups)
     }
 
     /// Gives a file or folder to the user.
