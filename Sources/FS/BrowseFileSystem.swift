@@ -203,9 +203,17 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     /// Opens a child with what a mounted container has: its kernel-cache callback (with the
     /// container folder's place in the mount before its paths) and its save schedule.
     private func makeChild(_ relative: String) throws -> ContainerFileSystem {
+        TestHooks.holdContainerOpen()
         let child = try ContainerFileSystem(containerPath: folder.full(relative),
                                             readOnly: readOnly || Self.isReadOnlyName(relative),
                                             environment: environment, lazySpoolFolder: true)
+        // The container core opens by path and follows links on the way: the file it opened
+        // must be the one at that name reached without any (else a folder on the way was
+        // swapped for a link, after the caller's right to read the name was checked).
+        guard let reached = folder.fileIdentity(relative), reached == child.currentSnapshot.openedFile else {
+            _ = child.close()
+            throw FileSystemError(EACCES)
+        }
         let prefix = "/" + relative
         child.start { [weak self] path in
             guard let invalidator = self?.lock.withLock({ self?.invalidator }) else { return }

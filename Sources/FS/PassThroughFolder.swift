@@ -67,6 +67,15 @@ final class PassThroughFolder: @unchecked Sendable {
         }
     }
 
+    /// Device and inode of the file at `relative`, reached without links, with the daemon's rights.
+    func fileIdentity(_ relative: String) -> (device: UInt64, inode: UInt64)? {
+        var st = stat()
+        guard (try? inParent(relative, { parent, name in try check(fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW)) })) != nil else {
+            return nil
+        }
+        return (UInt64(st.st_dev), UInt64(st.st_ino))
+    }
+
     /// lstat that answers nil instead of throwing (for probing a path).
     func statusIfAny(_ relative: String) -> stat? { try? status(relative) }
 

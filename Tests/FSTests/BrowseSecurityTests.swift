@@ -149,6 +149,42 @@ final class BrowseSecurityTests: XCTestCase {
         XCTAssertEqual(try containerContents(fixture.real("shared/made.asice")), ["in.txt": Array("in".utf8)])
     }
 
+    /// A container is opened by the daemon, by path: a folder on the way swapped for a link
+    /// after the caller's right to read the container was checked must not lead it to another
+    /// container (here a root-only one). The daemon is held between the check and the open
+    /// (ASICFS_TEST_HOLD_CONTAINER_OPEN) while the folder is swapped.
+    func testAFolderSwappedForALinkWhileAContainerOpensLeadsNowhere() throws {
+        let fixture = try BrowseFixture(self)
+        for path in [fixture.mount.folder, fixture.tree, fixture.mountpoint] { chmod(path, 0o755) }
+        try fixture.makeContainer("shared/sub/own.asice", ["mine.txt": "mine"])
+        for relative in ["shared", "shared/sub", "shared/sub/own.asice"] { try SecondUser.own(fixture.real(relative)) }
+        let rootFolder = fixture.mount.folder + "/root-only"
+        try FileManager.default.createDirectory(atPath: rootFolder, withIntermediateDirectories: true)
+        chmod(rootFolder, 0o700)
+        let sources = fixture.mount.folder + "/secret.txt"
+        try writeFile(Array(Self.secretText.utf8), sources)
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", rootFolder + "/own.asice", sources]).status, 0)
+        let gate = fixture.mount.folder + "/hold-open"
+        addTeardownBlock { unlink(gate) }
+        try fixture.start(["allow_other"], environment: ["ASICFS_TEST_HOLD_CONTAINER_OPEN": gate])
+        try writeFile([], gate)
+
+        let output = fixture.mount.folder + "/listing"
+        let lister = try Shell.spawn(SecondUser.setpriv, try SecondUser.command("/usr/bin/python3", ["-c", Self.attempts + """
+            attempt('list', lambda: sorted(os.listdir(sys.argv[1])))
+            print(json.dumps(out))
+            """, fixture.path("shared/sub/own.asice")]), stdout: output, stderr: output + ".err")
+        XCTAssertTrue(eventually(10) { access(gate + ".held", F_OK) == 0 }, "the open was not held")
+        XCTAssertEqual(rename(fixture.real("shared/sub"), fixture.real("shared/sub.old")), 0)
+        XCTAssertEqual(symlink(rootFolder, fixture.real("shared/sub")), 0)
+        unlink(gate)
+        XCTAssertEqual(Shell.wait(lister), 0, (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? "")
+        let listing = try String(contentsOfFile: output, encoding: .utf8)
+        XCTAssertFalse(listing.contains("secret.txt"), listing)
+        XCTAssertTrue(listing.contains("error"), listing)
+        try fixture.mount.unmount()
+    }
+
     /// A4: `user.asicfs.*` is only ever asicfs's own verdict on a container it opened; a real
     /// folder named like a container with those attributes set by hand shows none of them. Other
     /// attributes pass through both ways; another user cannot set the namespaces that need the

@@ -24,9 +24,16 @@ public enum SecondUser {
     /// Runs a program as the user: its uid and gid, the supplementary `groups` given (none by
     /// default), root's environment.
     public static func run(_ program: String, _ arguments: [String], groups: [gid_t] = []) throws -> Shell.Output {
+        try Shell.run(setpriv, try command(program, arguments, groups: groups))
+    }
+
+    public static let setpriv = "/usr/bin/setpriv"
+
+    /// The arguments to `setpriv` that run `program` as the user (`Shell.spawn` runs it in the background).
+    public static func command(_ program: String, _ arguments: [String], groups: [gid_t] = []) throws -> [String] {
         let (user, group) = try ids()
         let groupOption = groups.isEmpty ? "--clear-groups" : "--groups=" + groups.map(String.init).joined(separator: ",")
-        return try Shell.run("/usr/bin/setpriv", ["--reuid=\(user)", "--regid=\(group)", groupOption, program] + arguments)
+        return ["--reuid=\(user)", "--regid=\(group)", groupOption, program] + arguments
     }
 
     public static func python(_ code: String, _ arguments: [String] = [], groups: [gid_t] = []) throws -> Shell.Output {
