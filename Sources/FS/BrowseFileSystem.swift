@@ -20,6 +20,11 @@ import Signing
 ///   changes the single-mount rule holds: they are never saved over the other program's change
 ///   (the save fails, status/last-error says why), and at unmount they are moved into
 ///   `<container>.asicfs-unsaved-<time>/`.
+/// - Safe to share (`-o allow_other`, a root daemon from fstab): a real file is never reached
+///   through a symbolic link, and every call on one runs with the rights of the user who asked
+///   (`PassThroughFolder`, `CallerRights`); a container is entered only by a user who may read
+///   its file, and served only if the file the core opened is the one at its name.
+///   `user.asicfs.*` is asicfs's own verdict: never passed through from a real file.
 /// - Handles are ours: a browse handle is a real descriptor or (child, the child's handle).
 /// - Between containers (and between a container and a real folder) a rename is EXDEV, so
 ///   `mv` copies and removes; each container keeps its own rules (signed: EPERM).

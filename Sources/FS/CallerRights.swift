@@ -71,6 +71,9 @@ enum CallerRights {
     @discardableResult
     static func run<T>(_ body: () throws -> T) throws -> T {
         guard daemonUser == 0, let caller = foreignCaller else { return try body() }
+        // Already taken by an outer call: restoring at the end of this one would leave the
+        // rest of the outer call with the daemon's rights.
+        if clinux_setfsuid(uid_t.max) != daemonUser || clinux_setfsgid(gid_t.max) != daemonGroup { return try body() }
         let groups = supplementaryGroups(of: caller)
         defer { restore() }
         guard take(caller, groups: groups) else { throw FileSystemError(EPERM) }

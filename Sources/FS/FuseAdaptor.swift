@@ -57,6 +57,11 @@
 // read 3-15 % faster but the daemon's peak RSS rose from 38 to 46 MiB (glibc keeps a 1 MiB reply
 // buffer per worker thread).
 //
+// Whose request it is: every callback runs with its caller (uid, gid, pid from
+// fuse_get_context) recorded for its thread (`RequestCaller`), so that browse mode's
+// pass-through can act on real files with that caller's rights (`CallerRights`); the rest of
+// the mount runs with the daemon's own.
+//
 // libfuse runs callbacks on several threads at once (fuse_loop_mt, at most ten); the callbacks
 // capture nothing and reach the Swift state through fuse_get_context()->private_data. In a
 // container mount one of them at a time reads /dev/fuse and serves what it read itself
