@@ -269,8 +269,8 @@ extension BrowseFileSystem {
                 case (.plain(let source), .plain(let target)):
                     if readOnly { throw FileSystemError(EROFS) }
                     try folder.link(source, to: target)
-                case (.child(let a, let inner), .child(let b, _)) where a === b && inner != "/":
-                    try a.fileSystem.link(inner, to: toPath)
+                case (.child(let a, let inner), .child(let b, let innerTarget)) where a === b && inner != "/":
+                    try a.fileSystem.link(inner, to: innerTarget)
                 default:
                     throw FileSystemError(EXDEV)
                 }
