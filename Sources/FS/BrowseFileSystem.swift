@@ -214,7 +214,9 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
                                             environment: environment, lazySpoolFolder: true)
         // The container core opens by path and follows links on the way: the file it opened
         // must be the one at that name reached without any (else a folder on the way was
-        // swapped for a link, after the caller's right to read the name was checked).
+        // swapped for a link, after the caller's right to read the name was checked). Its
+        // saves, spools and rescues still go by path, with the daemon's rights (not yet pinned
+        // to the folder's descriptor: issue 29, with the spool folders of item 2).
         guard let reached = folder.fileIdentity(relative), reached == child.currentSnapshot.openedFile else {
             _ = child.close()
             throw FileSystemError(EACCES)
