@@ -32,6 +32,8 @@ packages=(
   binutils
   # fincore: how much of a container the page cache holds after a read through the mount
   util-linux-extra
+  # a second, unprivileged user for the browse mode security tests (useradd; setpriv is util-linux)
+  passwd
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 

@@ -3,7 +3,7 @@ import Foundation
 /// Replaces a file atomically: write a temporary beside it, fsync, rename over it, fsync the
 /// folder. Readers see the old file or the new one, never a mix; a failure at any point (disk
 /// full, permission denied, a kill) leaves the original byte-identical.
-enum AtomicSave {
+public enum AtomicSave {
     /// Runs `body` on a fresh temporary next to `path` and, if it succeeds, puts it in place.
     /// The new file keeps the original's permissions (and owner, where allowed). Returns the
     /// new file's identity, so a caller reopening `path` can tell it got that very file.
@@ -16,7 +16,7 @@ enum AtomicSave {
 
         var original = stat()
         let exists = stat(target, &original) == 0
-        let temporaryPath = "\(folder)/.\(base).asicfs-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let temporaryPath = "\(folder)/\(temporaryName(base: base, pid: getpid(), random: UInt32.random(in: 0...UInt32.max)))"
         let temporary: PosixFile
         let identity: FileIdentity
         do {
@@ -54,6 +54,18 @@ enum AtomicSave {
         }
         syncFolder(folder)
         return identity
+    }
+
+    /// The temporary a save writes beside the file `base`: `.BASE.asicfs-PID-RANDOM.tmp`.
+    static func temporaryName(base: String, pid: Int32, random: UInt32) -> String { ".\(base).asicfs-\(pid)-\(random).tmp" }
+
+    /// Whether a name is one of these temporaries (a folder listing leaves them out).
+    public static func isTemporaryName(_ name: String) -> Bool {
+        guard name.hasPrefix("."), name.hasSuffix(".tmp"), let marker = name.range(of: ".asicfs-", options: .backwards) else {
+            return false
+        }
+        let numbers = name[marker.upperBound...].dropLast(4).split(separator: "-", omittingEmptySubsequences: false)
+        return numbers.count == 2 && numbers.allSatisfy { !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }
     }
 
     /// Follows a symbolic link so that saving replaces the file it points to, not the link.

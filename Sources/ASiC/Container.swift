@@ -42,6 +42,9 @@ public final class Container: @unchecked Sendable {
     /// shows as a different size or modification time.
     let openedStatus: stat
 
+    /// Which file this snapshot read (device and inode): the one a path led to when it was opened.
+    public var openedFile: (device: UInt64, inode: UInt64) { (UInt64(openedStatus.st_dev), UInt64(openedStatus.st_ino)) }
+
     let file: PosixFile
     let directory: ZipDirectory
     let mimetypeEntry: ZipEntry

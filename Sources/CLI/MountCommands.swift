@@ -22,7 +22,10 @@ let mountCommand = Command(
     the real folder, with its own errors. Containers open when entered; idle ones beyond
     -o open-containers=N (64) are saved and closed. mkdir NAME.asice makes a container (on
     disk with its first file), rmdir removes an unsigned one with no data files, mv renames
-    the container file; moving a data file between containers copies it (EXDEV).
+    the container file; moving a data file between containers copies it (EXDEV). A browse
+    mount never follows a symbolic link and never shows a real file's user.asicfs.*
+    attributes; with -o allow_other and a root daemon, each request on a real file runs with
+    the rights of the user who made it (see SECURITY in asicfs(1)).
 
     Mount options (-o, comma-separated or repeated):
       ro             read-only mount

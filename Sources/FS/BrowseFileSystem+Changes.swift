@@ -14,8 +14,7 @@ extension BrowseFileSystem {
 
     public func truncate(_ path: String?, to length: Int64, handle id: UInt64?) throws {
         if let id, case .plain(let file) = try handle(id) {
-            if ftruncate(file.fd, off_t(length)) != 0 { throw FileSystemError(errno) }
-            return
+            return try onDescriptor { ftruncate(file.fd, off_t(length)) }
         }
         if let id, case .child(let child, let inner) = try handle(id), path == nil {
             return try child.fileSystem.truncate(nil, to: length, handle: inner)
@@ -24,10 +23,7 @@ extension BrowseFileSystem {
         try withPlace(path) { place in
             switch place {
             case .plain(let relative):
-                if let fd = hiddenDescriptor(relative) {
-                    if ftruncate(fd, off_t(length)) != 0 { throw FileSystemError(errno) }
-                    return
-                }
+                if let fd = hiddenDescriptor(relative) { return try onDescriptor { ftruncate(fd, off_t(length)) } }
                 try folder.truncate(relative, to: length)
             case .child(let child, let inner):
                 var innerHandle: UInt64?
@@ -37,6 +33,11 @@ extension BrowseFileSystem {
                 throw FileSystemError(EISDIR)
             }
         }
+    }
+
+    /// A call on a real file's descriptor, with the caller's rights.
+    private func onDescriptor(_ call: () -> Int32) throws {
+        try CallerRights.run { try folder.check(call()) }
     }
 
     public func unlink(_ path: String) throws {
@@ -73,7 +74,7 @@ extension BrowseFileSystem {
                 if parentStatus.st_mode & S_IFMT != S_IFDIR { throw FileSystemError(ENOTDIR) }
                 if readOnly { throw FileSystemError(EROFS) }
                 try folder.access(parent, W_OK | X_OK)
-                lock.withLock { newContainers[relative] = Date() }
+                lock.withLock { newContainers[relative] = NewContainer() }
             case .child(let child, let inner):
                 if inner == "/" { throw FileSystemError(EEXIST) }
                 try child.fileSystem.makeFolder(inner)
@@ -202,10 +203,7 @@ extension BrowseFileSystem {
         try withPlace(path, enter: false) { place in
             switch place {
             case .plain(let relative):
-                if let fd = hiddenDescriptor(relative) {
-                    if futimens(fd, [accessed, modified]) != 0 { throw FileSystemError(errno) }
-                    return
-                }
+                if let fd = hiddenDescriptor(relative) { return try onDescriptor { futimens(fd, [accessed, modified]) } }
                 try folder.setTimes(relative, [accessed, modified])
             case .container(let relative, _):
                 try folder.setTimes(relative, [accessed, modified])
@@ -224,10 +222,7 @@ extension BrowseFileSystem {
         try withPlace(path, enter: false) { place in
             switch place {
             case .plain(let relative):
-                if let fd = hiddenDescriptor(relative) {
-                    if fchmod(fd, mode) != 0 { throw FileSystemError(errno) }
-                    return
-                }
+                if let fd = hiddenDescriptor(relative) { return try onDescriptor { fchmod(fd, mode) } }
                 try folder.setMode(relative, mode)
             case .container(let relative, _):
                 try folder.setMode(relative, mode & 0o7666)
@@ -243,10 +238,7 @@ extension BrowseFileSystem {
         try withPlace(path, enter: false) { place in
             switch place {
             case .plain(let relative):
-                if let fd = hiddenDescriptor(relative) {
-                    if fchown(fd, user, group) != 0 { throw FileSystemError(errno) }
-                    return
-                }
+                if let fd = hiddenDescriptor(relative) { return try onDescriptor { fchown(fd, user, group) } }
                 try folder.setOwner(relative, user: user, group: group)
             case .container(let relative, _):
                 try folder.setOwner(relative, user: user, group: group)
@@ -264,6 +256,24 @@ extension BrowseFileSystem {
             case .plain(let relative): try folder.makeSymlink(relative, target: target)
             case .child(let child, let inner): try child.fileSystem.makeSymlink(inner, target: target)
             case .container, .newContainer: throw FileSystemError(EEXIST)
+            }
+        }
+    }
+
+    /// A hard link between real files; a container's entries have one name each (its answer),
+    /// and a link between a container and a real folder is EXDEV, as between filesystems.
+    public func link(_ fromPath: String, to toPath: String) throws {
+        try withPlace(fromPath, enter: false) { from in
+            try withPlace(toPath, enter: false) { to in
+                switch (from, to) {
+                case (.plain(let source), .plain(let target)):
+                    if readOnly { throw FileSystemError(EROFS) }
+                    try folder.link(source, to: target)
+                case (.child(let a, let inner), .child(let b, let innerTarget)) where a === b && inner != "/":
+                    try a.fileSystem.link(inner, to: innerTarget)
+                default:
+                    throw FileSystemError(EXDEV)
+                }
             }
         }
     }

@@ -20,6 +20,11 @@ import Signing
 ///   changes the single-mount rule holds: they are never saved over the other program's change
 ///   (the save fails, status/last-error says why), and at unmount they are moved into
 ///   `<container>.asicfs-unsaved-<time>/`.
+/// - Safe to share (`-o allow_other`, a root daemon from fstab): a real file is never reached
+///   through a symbolic link, and every call on one runs with the rights of the user who asked
+///   (`PassThroughFolder`, `CallerRights`); a container is entered only by a user who may read
+///   its file, and served only if the file the core opened is the one at its name.
+///   `user.asicfs.*` is asicfs's own verdict: never passed through from a real file.
 /// - Handles are ours: a browse handle is a real descriptor or (child, the child's handle).
 /// - Between containers (and between a container and a real folder) a rename is EXDEV, so
 ///   `mv` copies and removes; each container keeps its own rules (signed: EPERM).
@@ -44,7 +49,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     var handles: [UInt64: Handle] = [:]
     private var nextHandle: UInt64 = 1
     /// Containers made with mkdir that hold no file yet: in memory only, until a file is put in.
-    var newContainers: [String: Date] = [:]
+    var newContainers: [String: NewContainer] = [:]
     /// Real files removed while open (libfuse renames them to `.fuse_hidden…`; we unlink them at
     /// once instead of leaving such names in the user's folder): that name -> a descriptor.
     var removedWhileOpen: [String: Int32] = [:]
@@ -63,6 +68,18 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         init(fd: Int32, relative: String) {
             self.fd = fd
             self.relative = relative
+        }
+    }
+
+    /// A container made with mkdir: when, and who will own its file (who made it).
+    struct NewContainer {
+        let created: Date
+        let owner: uid_t
+        let group: gid_t
+
+        init() {
+            created = Date()
+            (owner, group) = CallerRights.ownerOfNewFiles
         }
     }
 
@@ -110,8 +127,11 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         containerExtension(Substring(PathText.lastComponent(of: relative))).map(creatableExtensions.contains) ?? false
     }
 
-    /// Our own spool folders (`.NAME.asicfs-spool-PID`) are not shown.
-    static func isHidden(_ name: String) -> Bool { name.hasPrefix(".") && name.contains(".asicfs-spool-") }
+    /// Our own spool folders (`.NAME.asicfs-spool-PID`) and save temporaries (a daemon killed
+    /// mid-save leaves one; the next save beside it removes it) are not shown.
+    static func isHidden(_ name: String) -> Bool {
+        (name.hasPrefix(".") && name.contains(".asicfs-spool-")) || AtomicSave.isTemporaryName(name)
+    }
 
     /// Whether a regular file with a container's name is a container: known, or its first bytes.
     func looksLikeContainer(_ relative: String, _ status: stat) -> Bool {
@@ -134,13 +154,16 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
                 let inner = end == relative.endIndex ? "/" : String(relative[end...])
                 if lock.withLock({ newContainers[container] != nil }) { return .newContainer(container, inner) }
                 let wanted = enter || inner != "/"
-                if children.peek(container) != nil,
-                   let child = wanted ? try children.acquire(container, status: nil) : children.existing(container) {
-                    return .child(child, inner)
+                if children.peek(container) != nil {
+                    if wanted { try checkCallerMayRead(container) }
+                    if let child = wanted ? try children.acquire(container, status: nil) : children.existing(container) {
+                        return .child(child, inner)
+                    }
                 }
                 if let status = folder.statusIfAny(container), status.st_mode & S_IFMT == S_IFREG,
                    looksLikeContainer(container, status) {
                     if !wanted { return .container(container, status) }
+                    try checkCallerMayRead(container)
                     if let child = try children.acquire(container, status: status) { return .child(child, inner) }
                     // It starts like one but does not open: a file from now on. The kernel takes
                     // it for a folder until its entry expires (a second); invalidating the inode
@@ -150,6 +173,12 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             start = end < relative.endIndex ? relative.index(after: end) : end
         }
         return .plain(String(relative))
+    }
+
+    /// The daemon opens containers with its own rights: another user (allow_other) enters only
+    /// one whose file they may read now (the kernel never sees that file opened, so cannot check).
+    private func checkCallerMayRead(_ container: String) throws {
+        if CallerRights.foreignCaller != nil { try folder.access(container, R_OK) }
     }
 
     /// Runs `body` with the place of `path`; a child it pinned is unpinned afterwards.
@@ -179,9 +208,19 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     /// Opens a child with what a mounted container has: its kernel-cache callback (with the
     /// container folder's place in the mount before its paths) and its save schedule.
     private func makeChild(_ relative: String) throws -> ContainerFileSystem {
+        TestHooks.holdContainerOpen()
         let child = try ContainerFileSystem(containerPath: folder.full(relative),
                                             readOnly: readOnly || Self.isReadOnlyName(relative),
                                             environment: environment, lazySpoolFolder: true)
+        // The container core opens by path and follows links on the way: the file it opened
+        // must be the one at that name reached without any (else a folder on the way was
+        // swapped for a link, after the caller's right to read the name was checked). Its
+        // saves, spools and rescues still go by path, with the daemon's rights (not yet pinned
+        // to the folder's descriptor: issue 29, with the spool folders of item 2).
+        guard let reached = folder.fileIdentity(relative), reached == child.currentSnapshot.openedFile else {
+            _ = child.close()
+            throw FileSystemError(EACCES)
+        }
         let prefix = "/" + relative
         child.start { [weak self] path in
             guard let invalidator = self?.lock.withLock({ self?.invalidator }) else { return }
@@ -204,7 +243,18 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         return NodeAttributes(native: st)
     }
 
-    func newContainerAttributes(_ created: Date) -> NodeAttributes { .directory(0o755, created) }
+    /// A new container's folder: its maker's, as its file will be.
+    func newContainerAttributes(_ made: NewContainer) -> NodeAttributes {
+        var st = stat()
+        st.st_mode = S_IFDIR | (0o755 & ~reportedModeMask)
+        st.st_nlink = 2
+        st.st_uid = made.owner
+        st.st_gid = made.group
+        let seconds = made.created.timeIntervalSince1970.rounded(.down)
+        let time = timespec(tv_sec: time_t(seconds), tv_nsec: Int((made.created.timeIntervalSince1970 - seconds) * 1e9))
+        (st.st_mtim, st.st_ctim, st.st_atim) = (time, time, time)
+        return NodeAttributes(native: st)
+    }
 
     public func attributes(_ path: String) throws -> NodeAttributes {
         try withPlace(path, enter: false) { place in
@@ -219,7 +269,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             case .child(let child, let inner):
                 return try child.fileSystem.attributes(inner)
             case .newContainer(let relative, "/"):
-                return newContainerAttributes(lock.withLock { newContainers[relative] } ?? Date())
+                return newContainerAttributes(lock.withLock { newContainers[relative] } ?? NewContainer())
             case .newContainer:
                 throw FileSystemError(ENOENT)
             }
@@ -316,9 +366,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         try withPlace(path) { place in
             switch place {
             case .plain(let relative):
-                if let fd = hiddenDescriptor(relative) {
-                    return plain(try folder.open("/proc/self/fd/\(fd)", flags: flags), relative)
-                }
+                if let fd = hiddenDescriptor(relative) { return plain(try folder.reopen(fd, flags: flags), relative) }
                 return plain(try folder.open(relative, flags: flags), relative)
             case .child(let child, let inner):
                 return wrap(child, try child.fileSystem.open(inner, flags: flags))
@@ -356,7 +404,10 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             // Someone made the file meanwhile.
             if status.st_mode & S_IFMT != S_IFREG { throw FileSystemError(EEXIST) }
         } else {
-            do { try Container.create(at: folder.full(relative), files: []) } catch { throw FileSystemError.from(error) }
+            // With the caller's rights: the kernel checks the folder, and the file is theirs.
+            do { _ = try CallerRights.run { try Container.create(at: folder.full(relative), files: []) } } catch {
+                throw FileSystemError.from(error)
+            }
         }
         lock.withLock { newContainers[relative] = nil }
         guard let child = try children.acquire(relative, status: nil) else { throw FileSystemError(EIO) }
@@ -379,9 +430,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     public func write(_ id: UInt64, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {
         switch try handle(id) {
         case .plain(let file):
-            let count = pwrite(file.fd, buffer.baseAddress, buffer.count, off_t(offset))
-            if count < 0 { throw FileSystemError(errno) }
-            return count
+            // With the writer's rights: a write by another user clears a setuid bit, as on disk.
+            return try CallerRights.run { try folder.check(pwrite(file.fd, buffer.baseAddress, buffer.count, off_t(offset))) }
         case .child(let child, let inner):
             return try child.fileSystem.write(inner, buffer, at: offset)
         }

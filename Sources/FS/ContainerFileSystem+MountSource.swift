@@ -30,6 +30,16 @@ extension ContainerFileSystem: MountSource {
 
     func readSymlink(_ path: String) throws -> String { throw FileSystemError(EINVAL) }
 
+    /// A ZIP entry has one name.
+    func link(_ path: String, to newPath: String) throws { throw FileSystemError(EPERM) }
+
+    // asicfs keeps no extended attributes of its own: what cp -a and rsync -X try to set is not kept.
+    func setExtendedAttribute(_ path: String, name: String, value: [UInt8], flags: Int32) throws {
+        throw FileSystemError(ENOTSUP)
+    }
+
+    func removeExtendedAttribute(_ path: String, name: String) throws { throw FileSystemError(ENOTSUP) }
+
     func fileSystemStatistics(_ path: String) throws -> statvfs { fileSystemStatistics() }
 
     func start(invalidate: @escaping @Sendable (String) -> Void) {

@@ -57,6 +57,11 @@
 // read 3-15 % faster but the daemon's peak RSS rose from 38 to 46 MiB (glibc keeps a 1 MiB reply
 // buffer per worker thread).
 //
+// Whose request it is: every callback runs with its caller (uid, gid, pid from
+// fuse_get_context) recorded for its thread (`RequestCaller`), so that browse mode's
+// pass-through can act on real files with that caller's rights (`CallerRights`); the rest of
+// the mount runs with the daemon's own.
+//
 // libfuse runs callbacks on several threads at once (fuse_loop_mt, at most ten); the callbacks
 // capture nothing and reach the Swift state through fuse_get_context()->private_data. In a
 // container mount one of them at a time reads /dev/fuse and serves what it read itself
@@ -76,9 +81,12 @@ private func mountBox() -> MountSourceBox {
 /// The checked source: a request waits here while the container is checked (`MountGate`).
 private func fileSystem() throws -> any MountSource { try mountBox().source }
 
-/// Runs a callback body and maps a thrown error to -errno.
+/// Runs a callback body for the request's caller (see `CallerRights`) and maps a thrown error to -errno.
 private func reply(_ body: () throws -> Int32) -> Int32 {
-    do { return try body() } catch { return -FileSystemError.from(error).code }
+    let context = fuse_get_context()!.pointee
+    return RequestCaller.serving(Caller(user: context.uid, group: context.gid, process: context.pid)) {
+        do { return try body() } catch { return -FileSystemError.from(error).code }
+    }
 }
 
 private func path(_ raw: UnsafePointer<CChar>?) -> String { raw.map { String(cString: $0) } ?? "/" }
@@ -291,9 +299,25 @@ func fuseOperations() -> fuse_operations {
             return try copyAttribute(names.flatMap { Array($0.utf8) + [0] }, into: list, size: size)
         }
     }
-    // asicfs keeps no extended attributes of its own: what cp -a and rsync -X try to set is not kept.
-    ops.setxattr = { _, _, _, _, _ in -ENOTSUP }
-    ops.removexattr = { _, _ in -ENOTSUP }
+    ops.setxattr = { rawPath, name, value, size, flags in
+        reply {
+            let bytes = value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+            try fileSystem().setExtendedAttribute(path(rawPath), name: String(cString: name!), value: bytes, flags: flags)
+            return 0
+        }
+    }
+    ops.removexattr = { rawPath, name in
+        reply {
+            try fileSystem().removeExtendedAttribute(path(rawPath), name: String(cString: name!))
+            return 0
+        }
+    }
+    ops.link = { from, to in
+        reply {
+            try fileSystem().link(path(from), to: path(to))
+            return 0
+        }
+    }
     ops.chmod = { rawPath, mode, _ in
         reply {
             try fileSystem().setMode(path(rawPath), mode)

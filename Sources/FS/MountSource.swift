@@ -36,9 +36,14 @@ protocol MountSource: AnyObject, Sendable {
     func makeSymlink(_ path: String, target: String) throws
     func readSymlink(_ path: String) throws -> String
     func fileSystemStatistics(_ path: String) throws -> statvfs
-    /// Extended attributes (listxattr, getxattr: ENODATA when absent); none can be set.
+    /// A hard link: `newPath` becomes a second name of `path`'s file.
+    func link(_ path: String, to newPath: String) throws
+    /// Extended attributes (listxattr, getxattr: ENODATA when absent; setxattr with its
+    /// XATTR_CREATE/XATTR_REPLACE flags, removexattr).
     func extendedAttributeNames(_ path: String) throws -> [String]
     func extendedAttribute(_ path: String, name: String) throws -> [UInt8]
+    func setExtendedAttribute(_ path: String, name: String, value: [UInt8], flags: Int32) throws
+    func removeExtendedAttribute(_ path: String, name: String) throws
 
     /// The loop is about to run: `invalidate` drops the kernel's cache of a path (data,
     /// attributes, entry); changes are saved on their own schedule from now on.

@@ -21,7 +21,14 @@ enum TestHooks {
     /// (they stay queued in the kernel), with `PATH.held` present meanwhile.
     static let readGate = TestGate.path("ASICFS_TEST_HOLD_READS")
 
+    /// `ASICFS_TEST_HOLD_CONTAINER_OPEN=PATH`: while PATH exists, browse mode waits before it
+    /// opens a container a request enters (after the caller's right to read it was checked),
+    /// with `PATH.held` present.
+    static let containerOpenGate = TestGate.path("ASICFS_TEST_HOLD_CONTAINER_OPEN")
+
     static func holdSave() { hold(saveGate) }
+
+    static func holdContainerOpen() { hold(containerOpenGate) }
 
     static func holdMountCheck() { hold(mountCheckGate) }
 

@@ -334,6 +334,20 @@ final class BrowseMountTests: XCTestCase {
         XCTAssertTrue(fixture.mount.isMounted)
         XCTAssertEqual(try Shell.run(MountFixture.binary, ["umount", fixture.mountpoint]).status, 0)
     }
+
+    /// A daemon killed mid-save leaves its temporary (`.NAME.asicfs-PID-RANDOM.tmp`) beside the
+    /// container: not listed. Other dot-names ending in .tmp are the user's and are.
+    func testSaveTemporariesOfAKilledDaemonAreNotListed() throws {
+        let fixture = try BrowseFixture(self)
+        try fixture.makeContainer("a.asice", ["one.txt": "1"])
+        for name in [".a.asice.asicfs-4194300-2718281.tmp", ".notes.tmp", ".a.asicfs-x-1.tmp"] {
+            try writeFile(Array("left".utf8), fixture.real(name))
+        }
+        try fixture.start()
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixture.mountpoint).sorted(),
+                       [".a.asicfs-x-1.tmp", ".notes.tmp", "a.asice"])
+        try fixture.mount.unmount()
+    }
 }
 
 /// The desktop side of browse mode: a container's folder has the status attributes, real files
