@@ -208,16 +208,6 @@ final class SigningCoordinator: @unchecked Sendable {
         }
     }
 
-    /// Throws what `beginRemoval` would, without claiming anything (unlink inside a signature folder).
-    func checkRemovable(_ action: String) throws {
-        try condition.withLock {
-            if let running {
-                throw fileSystem.failure(EBUSY, "cannot \(action): a \(running.method.rawValue) signing is running")
-            }
-            try fileSystem.checkClaimable(for: action)
-        }
-    }
-
     // MARK: - What status/ shows
 
     /// `status/current`: one line.
