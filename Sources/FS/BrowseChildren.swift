@@ -59,6 +59,9 @@ final class BrowseChildren: @unchecked Sendable {
     /// Whether a file with a container's name is one (its first bytes, or a failed open), by the
     /// status it had then: a listing looks at each file once, not once a second.
     private var verdicts: [String: (key: FileKey, isContainer: Bool)] = [:]
+    /// What children let go when idle had to tell (last error, how the last signing ended), by
+    /// the status of their file then: given back when it opens again unchanged.
+    private var memories: [String: (key: FileKey, memory: ContainerFileSystem.Memory)] = [:]
     /// Folders whose stale spools (of killed daemons) were removed.
     private var cleanedFolders: Set<String> = []
     /// What closing a child could not save (reported at unmount, as a single mount does).
@@ -92,6 +95,11 @@ final class BrowseChildren: @unchecked Sendable {
             seconds = st.st_mtim.tv_sec
             nanoseconds = st.st_mtim.tv_nsec
         }
+    }
+
+    static func fileKey(_ path: String) -> FileKey? {
+        var st = stat()
+        return stat(path, &st) == 0 ? FileKey(st) : nil
     }
 
     static var now: Double {
@@ -180,6 +188,10 @@ final class BrowseChildren: @unchecked Sendable {
                     // Replaced meanwhile (by a folder, a FIFO): nothing to remember.
                     throw Self.busy(relative, error.description)
                 }
+            }
+            if let kept = lock.withLock({ memories.removeValue(forKey: relative) }), let key = Self.fileKey(fileSystem.containerPath),
+               key == kept.key {
+                fileSystem.restore(kept.memory)
             }
             let child = BrowseChild(relative: relative, fileSystem: fileSystem, now: Self.now)
             return lock.withLock {
@@ -312,7 +324,14 @@ final class BrowseChildren: @unchecked Sendable {
             }
             guard removed else { return false }
             letGo?(child)
+            let memory = fileSystem.memory
             if let failure = fileSystem.close() { lock.withLock { failures.append(failure) } }
+            if !memory.isEmpty, let key = Self.fileKey(fileSystem.containerPath) {
+                lock.withLock {
+                    if memories.count > 10_000 { memories = [:] }
+                    memories[child.relative] = (key, memory)
+                }
+            }
             TestHooks.noteReleased(child.relative)
             return true
         }

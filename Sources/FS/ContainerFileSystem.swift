@@ -201,6 +201,21 @@ public final class ContainerFileSystem: @unchecked Sendable {
         lock.withLock { lastError = message }
     }
 
+    /// What `status/last-error` and the signing status say, kept by a browse mount while it has
+    /// the container closed (see `BrowseChildren`).
+    struct Memory {
+        let lastError: String
+        let signing: SigningCoordinator.Memory
+        var isEmpty: Bool { lastError.isEmpty && signing.isEmpty }
+    }
+
+    var memory: Memory { Memory(lastError: lock.withLock { lastError }, signing: signing.memory) }
+
+    func restore(_ memory: Memory) {
+        lock.withLock { lastError = memory.lastError }
+        signing.restore(memory.signing)
+    }
+
     /// An error whose message goes to `status/last-error` (the caller does not hold `lock`).
     func failure(_ code: Int32, _ message: String) -> FileSystemError {
         recordError(message)

@@ -32,13 +32,19 @@ final class BrowseLockTests: XCTestCase {
         try fixture.makeContainer("b.asice", ["two.txt": "2\n"])
         try writeFile(Array("added\n".utf8), fixture.mount.folder + "/added.txt")
         try FileManager.default.createDirectory(atPath: fixture.mount.folder + "/new", withIntermediateDirectories: true)
-        try writeFile(Array("one, changed by asicfs add\n".utf8), fixture.mount.folder + "/new/one.txt")
+        // The same size and time as the old one.txt: only the bytes differ, which the kernel,
+        // if it kept its cached pages, would not notice.
+        try writeFile(Array("2\n".utf8), fixture.mount.folder + "/new/one.txt")
         let log = fixture.mount.folder + "/released.log"
         try fixture.start([], environment: ["ASICFS_TEST_RELEASE_LOG": log])
 
         // b's file stays open in a program; a is read and closed.
         let holder = try hold("open", fixture.path("b.asice/two.txt"), in: fixture.mount.folder)
         XCTAssertEqual(try readFile(fixture.path("a.asice/one.txt")), Array("1\n".utf8))
+        var old = Glibc.stat()
+        XCTAssertEqual(lstat(fixture.path("a.asice/one.txt"), &old), 0)
+        var times = [old.st_atim, old.st_mtim]
+        XCTAssertEqual(utimensat(AT_FDCWD, fixture.mount.folder + "/new/one.txt", &times, 0), 0)
         XCTAssertTrue(eventually(20) { self.released(log).contains("a.asice") }, "a.asice was let go: \(released(log))")
         let added = try asicfs(["add", fixture.real("a.asice"), fixture.mount.folder + "/added.txt",
                                 fixture.mount.folder + "/new/one.txt", "--replace"])
@@ -58,7 +64,11 @@ final class BrowseLockTests: XCTestCase {
         // Entered again, a shows what `asicfs add` put in (nothing the kernel cached of the old file).
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixture.path("a.asice")).sorted(),
                        [".asicfs", "added.txt", "one.txt"])
-        XCTAssertEqual(try readFile(fixture.path("a.asice/one.txt")), Array("one, changed by asicfs add\n".utf8))
+        var new = Glibc.stat()
+        XCTAssertEqual(lstat(fixture.path("a.asice/one.txt"), &new), 0)
+        XCTAssertEqual(new.st_mtim.tv_sec, old.st_mtim.tv_sec)
+        XCTAssertEqual(new.st_size, old.st_size)
+        XCTAssertEqual(try readFile(fixture.path("a.asice/one.txt")), Array("2\n".utf8))
         try fixture.mount.unmount()
         XCTAssertEqual(try containerContents(fixture.real("b.asice")).keys.sorted(), ["added.txt", "two.txt"])
     }
@@ -86,6 +96,26 @@ final class BrowseLockTests: XCTestCase {
         XCTAssertEqual(Shell.wait(holder.pid), 0)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixture.path("a.asice")).sorted(), [".asicfs", "one.txt"])
         XCTAssertEqual(try readFile(fixture.path("a.asice/one.txt")), Array("1\n".utf8))
+        try fixture.mount.unmount()
+    }
+
+    /// Two names of one container file: while one is open here, the other is busy (its lock is
+    /// taken, by this mount), not a plain file; once the first is let go, the second opens.
+    func testAHardLinkToAContainerOpenHereIsBusyUntilItIsLetGo() throws {
+        let fixture = try BrowseFixture(self)
+        try fixture.makeContainer("a.asice", ["one.txt": "1\n"])
+        XCTAssertEqual(link(fixture.real("a.asice"), fixture.real("b.asice")), 0)
+        let log = fixture.mount.folder + "/released.log"
+        try fixture.start([], environment: ["ASICFS_TEST_RELEASE_LOG": log])
+        let holder = try hold("open", fixture.path("a.asice/one.txt"), in: fixture.mount.folder)
+        let listed = try Shell.run("/bin/ls", [fixture.path("b.asice/")])
+        XCTAssertNotEqual(listed.status, 0, listed.stdout)
+        XCTAssertTrue(listed.stderr.contains("Device or resource busy"), listed.stderr)
+        try FileManager.default.removeItem(atPath: holder.gate)
+        XCTAssertEqual(Shell.wait(holder.pid), 0)
+        XCTAssertTrue(eventually(20) { self.released(log).contains("a.asice") }, "a.asice was let go: \(released(log))")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixture.path("b.asice")).sorted(), [".asicfs", "one.txt"])
+        XCTAssertEqual(try readFile(fixture.path("b.asice/one.txt")), Array("1\n".utf8))
         try fixture.mount.unmount()
     }
 
