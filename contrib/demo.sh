@@ -149,10 +149,14 @@ if cp minutes.txt mnt/again.txt 2>&1; then echo "unexpected success"; exit 1; fi
 run asicfs umount mnt
 run asicfs verify mounted.asice
 
-step "Remove that signature again with rm -r: the container becomes editable"
+step "rm -rf of the control folder changes nothing; writing remove removes the signature: the container becomes editable"
 cp mounted.asice unsign.asice
 run asicfs mount unsign.asice mnt
-run rm -r "mnt/.asicfs/signatures/$(ls mnt/.asicfs/signatures | head -n 1)"
+if rm -rf mnt/.asicfs 2>/dev/null; then echo "unexpected success"; exit 1; fi
+run ls -A mnt/.asicfs/signatures
+signature="mnt/.asicfs/signatures/$(ls mnt/.asicfs/signatures | head -n 1)"
+printf '$ echo remove > %s/remove\n' "$signature"
+echo remove > "$signature/remove"
 run ls -A mnt/.asicfs/signatures
 run cp minutes.txt mnt/again.txt
 run asicfs umount mnt

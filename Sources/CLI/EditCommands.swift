@@ -109,7 +109,7 @@ let removeCommand = Command(
     })
 
 /// `asicfs remove C --signature N`: the signature file of signature N goes, atomically; the
-/// same rules as `rm -r .asicfs/signatures/N-…` in a mount.
+/// same rules as `echo remove > .asicfs/signatures/N-…/remove` in a mount.
 enum SignatureRemoval {
     @discardableResult
     static func remove(_ index: Int, from path: String) throws -> String {

@@ -13,19 +13,23 @@ let mountCommand = Command(
     .asicfs/ shows the container, its signatures and the status (see asicfs(1)). While the
     container is unsigned, files can be copied in, changed, renamed and removed; the container
     is saved atomically a moment after the last change, on fsync and at unmount. A signed
-    container is read-only (EPERM). The mount is private to you unless -o allow_other.
+    container is read-only (EPERM); echo remove > .asicfs/signatures/N-NAME/remove removes a
+    signature, and nothing in .asicfs can be removed (rm -rf never strips a signature).
+    The mount is private to you unless -o allow_other.
     The mount point answers at once, and what is inside waits until the container is checked;
     mount returns then, or fails with the check's error and leaves nothing mounted.
 
     Browse mode (a DIRECTORY): every .asice, .sce, .bdoc and .asics file below it (any case)
     that is a container is a folder laid out as above (.asics read-only); everything else is
-    the real folder, with its own errors. Containers open when entered; idle ones beyond
-    -o open-containers=N (64) are saved and closed. mkdir NAME.asice makes a container (on
-    disk with its first file), rmdir removes an unsigned one with no data files, mv renames
-    the container file; moving a data file between containers copies it (EXDEV). A browse
-    mount never follows a symbolic link and never shows a real file's user.asicfs.*
-    attributes; with -o allow_other and a root daemon, each request on a real file runs with
-    the rights of the user who made it (see SECURITY in asicfs(1)).
+    the real folder, with its own errors. Containers open when entered (EBUSY while another
+    program holds one) and are saved, closed and let go a few seconds after their last file
+    closes, or at once beyond -o open-containers=N (64) idle ones. mkdir NAME.asice makes a
+    container (on disk with its first file), rmdir removes an unsigned one with no data
+    files (never a signed one), mv renames the container file; moving a data file between
+    containers copies it (EXDEV). A browse mount never follows a symbolic link and never
+    shows a real file's user.asicfs.* attributes; with -o allow_other and a root daemon, each
+    request on a real file runs with the rights of the user who made it (see SECURITY in
+    asicfs(1)).
 
     Mount options (-o, comma-separated or repeated):
       ro             read-only mount

@@ -32,7 +32,7 @@ public struct Configuration: Sendable, Equatable {
         ("remote.password-file", "file holding that user's password (else it is asked)"),
         ("remote.timeout", "seconds one call to the remote service may take (default 120)"),
         ("pinentry", "pinentry program for PINs"),
-        ("transient-names", "names that live only in a mount, never saved (shell globs; default *~ .#* #*# .~lock.*# *.swp *.swx .goutputstream-* .nfs* .DS_Store Thumbs.db desktop.ini ._*; none)"),
+        ("transient-names", "names of new files that live only in a mount, never saved (shell globs; default *~ .#* #*# .~lock.*# *.swp *.swx .goutputstream-* .nfs* .DS_Store Thumbs.db desktop.ini ._*; none)"),
         ("notify", "desktop notification of verification codes: yes (default) or no"),
         ("proxy", "HTTP(S) proxy for every outside service"),
     ]

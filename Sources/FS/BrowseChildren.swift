@@ -15,6 +15,8 @@ final class BrowseChild: @unchecked Sendable {
     var lastUsed: UInt64 = 0
     /// When it was last compared with its file on disk (monotonic seconds).
     var lastChecked: Double
+    /// Since when no request and no open file has used it (monotonic seconds; nil: in use).
+    var idleSince: Double?
 
     init(relative: String, fileSystem: ContainerFileSystem, now: Double) {
         self.relative = relative
@@ -27,8 +29,15 @@ final class BrowseChild: @unchecked Sendable {
 
 /// The open children of a browse mount, bounded: beyond `limit`, the least recently used idle
 /// ones (no request, no open file, nothing unsaved after a save, no signing) are saved and
-/// closed in the background. A child is also replaced when its file changed on disk while it
+/// closed in the background. A child idle for `idleRelease` seconds is saved and closed too, so
+/// its lock is let go (`asicfs add`, a single mount, `asicfs open` can have the container); it
+/// opens again on the next use. A child is also replaced when its file changed on disk while it
 /// was idle with nothing unsaved (so another program's change is seen, within a second).
+///
+/// A container that does not open because another program holds it (its lock, or a hard link
+/// to a file open here) or is replacing it is busy (EBUSY, the reason logged), not "not a
+/// container": the next access tries again. Only a file that is not a container is remembered
+/// as one (shown as the file it is).
 ///
 /// A container is never open twice at once: two children would share a spool folder (named by
 /// the daemon's PID). `openLock` serializes opening and closing; `lock` guards the table and
@@ -37,6 +46,12 @@ final class BrowseChildren: @unchecked Sendable {
     let limit: Int
     /// How often (seconds) a child in use is compared with its file on disk.
     static let checkInterval: Double = 1
+    /// How long (seconds) a child stays open after its last request and file: long enough for a
+    /// program that opens one file after another, short enough that the CLI soon has it.
+    static let idleRelease: Double = 3
+    /// Thrown by the opener when the container cannot be opened now (another program holds its
+    /// lock): the access answers EBUSY and the next one tries again.
+    struct Busy: Error { let reason: String }
     private let lock = NSLock()
     private let openLock = NSLock()
     private var table: [String: BrowseChild] = [:]
@@ -44,16 +59,23 @@ final class BrowseChildren: @unchecked Sendable {
     /// Whether a file with a container's name is one (its first bytes, or a failed open), by the
     /// status it had then: a listing looks at each file once, not once a second.
     private var verdicts: [String: (key: FileKey, isContainer: Bool)] = [:]
+    /// What children let go when idle had to tell (last error, how the last signing ended), by
+    /// the status of their file then: given back when it opens again unchanged.
+    private var memories: [String: (key: FileKey, memory: ContainerFileSystem.Memory)] = [:]
     /// Folders whose stale spools (of killed daemons) were removed.
     private var cleanedFolders: Set<String> = []
     /// What closing a child could not save (reported at unmount, as a single mount does).
     private var failures: [String] = []
     private let evictionQueue = DispatchQueue(label: "asicfs.browse.evict")
     private var evictionScheduled = false
+    private var idleReleaseScheduled = false
     /// Opens the container at a relative path as a child, ready to serve (set once, at start).
     var opener: ((String) throws -> ContainerFileSystem)?
     /// Called (outside the locks) with a child opened again after an outside change.
     var reopened: (@Sendable (BrowseChild) -> Void)?
+    /// Called with a child just closed because it was idle: the file may change before it is
+    /// opened again (`asicfs add`), so the kernel must not keep what it cached of it.
+    var letGo: (@Sendable (BrowseChild) -> Void)?
 
     /// The browse folder (the children's paths are relative to it).
     let root: String
@@ -73,6 +95,11 @@ final class BrowseChildren: @unchecked Sendable {
             seconds = st.st_mtim.tv_sec
             nanoseconds = st.st_mtim.tv_nsec
         }
+    }
+
+    static func fileKey(_ path: String) -> FileKey? {
+        var st = stat()
+        return stat(path, &st) == 0 ? FileKey(st) : nil
     }
 
     static var now: Double {
@@ -148,11 +175,23 @@ final class BrowseChildren: @unchecked Sendable {
             let fileSystem: ContainerFileSystem
             do {
                 fileSystem = try opener!(relative)
+            } catch let busy as Busy {
+                throw Self.busy(relative, busy.reason)
             } catch let error as ContainerError {
-                // Not a container (or a broken one): from now on shown as the file it is.
-                if case .io = error { throw FileSystemError.from(error) }
-                if let status { record(relative, status, isContainer: false) }
-                return nil
+                switch error {
+                case .io: throw FileSystemError.from(error)
+                case .corruptZip, .notASiC, .invalidXML, .invalidName, .dataMismatch, .unsupported, .refused:
+                    // Not a container (or a broken one): from now on shown as the file it is.
+                    if let status { record(relative, status, isContainer: false) }
+                    return nil
+                case .noSuchFile, .notRegularFile:
+                    // Replaced meanwhile (by a folder, a FIFO): nothing to remember.
+                    throw Self.busy(relative, error.description)
+                }
+            }
+            if let kept = lock.withLock({ memories.removeValue(forKey: relative) }), let key = Self.fileKey(fileSystem.containerPath),
+               key == kept.key {
+                fileSystem.restore(kept.memory)
             }
             let child = BrowseChild(relative: relative, fileSystem: fileSystem, now: Self.now)
             return lock.withLock {
@@ -164,30 +203,52 @@ final class BrowseChildren: @unchecked Sendable {
         return child
     }
 
+    /// EBUSY for a container that cannot be opened now, with the reason logged.
+    private static func busy(_ relative: String, _ reason: String) -> FileSystemError {
+        let message = "cannot open \(relative) now: \(reason); it is tried again on the next access"
+        SystemLog.report(message)
+        return FileSystemError(EBUSY, message)
+    }
+
     /// Marks a child used by one more request (the caller holds `lock`).
     private func pin(_ child: BrowseChild) -> BrowseChild {
         child.pins += 1
+        child.idleSince = nil
         tick += 1
         child.lastUsed = tick
         return child
     }
 
     func unpin(_ child: BrowseChild) {
-        let over = lock.withLock { () -> Bool in
+        let (over, idle) = lock.withLock { () -> (Bool, Bool) in
             child.pins -= 1
-            return table.count > limit
+            return (table.count > limit, becameIdle(child))
         }
         if over { scheduleEviction() }
+        if idle { scheduleIdleRelease() }
     }
 
-    func opened(_ child: BrowseChild) { lock.withLock { child.handles += 1 } }
+    func opened(_ child: BrowseChild) {
+        lock.withLock {
+            child.handles += 1
+            child.idleSince = nil
+        }
+    }
 
     func closed(_ child: BrowseChild) {
-        let over = lock.withLock { () -> Bool in
+        let (over, idle) = lock.withLock { () -> (Bool, Bool) in
             child.handles -= 1
-            return table.count > limit
+            return (table.count > limit, becameIdle(child))
         }
         if over { scheduleEviction() }
+        if idle { scheduleIdleRelease() }
+    }
+
+    /// Notes when a child became idle; true if it just did (the caller holds `lock`).
+    private func becameIdle(_ child: BrowseChild) -> Bool {
+        guard child.isIdle, table[child.relative] === child else { return false }
+        child.idleSince = Self.now
+        return true
     }
 
     /// Closes the child of `relative` (saving it first) so its file can be renamed or removed.
@@ -241,21 +302,67 @@ final class BrowseChildren: @unchecked Sendable {
             }
             guard let child = candidate else { break }
             skipped.insert(ObjectIdentifier(child))
-            let fileSystem = child.fileSystem
-            if fileSystem.currentActivity != nil { continue }
-            if fileSystem.hasPendingChanges { try? fileSystem.commit() }
-            openLock.withLock {
-                let removed = lock.withLock { () -> Bool in
-                    guard table[child.relative] === child, child.isIdle, fileSystem.currentActivity == nil,
-                          !fileSystem.hasPendingChanges else { return false }
-                    table[child.relative] = nil
-                    return true
-                }
-                if removed, let failure = fileSystem.close() { lock.withLock { failures.append(failure) } }
-            }
+            closeIfIdle(child)
         }
         lock.withLock { evictionScheduled = false }
         // Children that were busy may be idle now; the next unpin or close tries again.
+    }
+
+    /// Saves and closes a child that is idle with nothing running; true if it was closed.
+    /// A child whose save fails stays open (its changes are kept; unmount rescues them).
+    @discardableResult
+    private func closeIfIdle(_ child: BrowseChild) -> Bool {
+        let fileSystem = child.fileSystem
+        if fileSystem.currentActivity != nil { return false }
+        if fileSystem.hasPendingChanges { try? fileSystem.commit() }
+        return openLock.withLock {
+            let removed = lock.withLock { () -> Bool in
+                guard table[child.relative] === child, child.isIdle, fileSystem.currentActivity == nil,
+                      !fileSystem.hasPendingChanges else { return false }
+                table[child.relative] = nil
+                return true
+            }
+            guard removed else { return false }
+            letGo?(child)
+            let memory = fileSystem.memory
+            if let failure = fileSystem.close() { lock.withLock { failures.append(failure) } }
+            if !memory.isEmpty, let key = Self.fileKey(fileSystem.containerPath) {
+                lock.withLock {
+                    if memories.count > 10_000 { memories = [:] }
+                    memories[child.relative] = (key, memory)
+                }
+            }
+            TestHooks.noteReleased(child.relative)
+            return true
+        }
+    }
+
+    private func scheduleIdleRelease(after delay: Double = BrowseChildren.idleRelease) {
+        let start = lock.withLock { () -> Bool in
+            guard !idleReleaseScheduled else { return false }
+            idleReleaseScheduled = true
+            return true
+        }
+        if start { evictionQueue.asyncAfter(deadline: .now() + delay) { [self] in releaseIdle() } }
+    }
+
+    /// Closes the children idle for `idleRelease` seconds; comes back for those idle for less,
+    /// or held by a signing that runs with no file open.
+    private func releaseIdle() {
+        let now = Self.now
+        let (due, soonest) = lock.withLock { () -> ([BrowseChild], Double?) in
+            idleReleaseScheduled = false
+            let idle = table.values.compactMap { child in child.idleSince.map { (child, $0) } }.filter { $0.0.isIdle }
+            let due = idle.filter { now - $0.1 >= Self.idleRelease }.map(\.0)
+            let soonest = idle.map { $0.1 + Self.idleRelease }.filter { $0 > now }.min()
+            return (due, soonest)
+        }
+        var retry = false
+        for child in due where !closeIfIdle(child) {
+            retry = retry || child.fileSystem.currentActivity != nil
+        }
+        if let soonest { scheduleIdleRelease(after: max(0.05, soonest - now)) }
+        else if retry { scheduleIdleRelease() }
     }
 
     /// Unmount: saves and closes every child; what could not be saved, one sentence each.

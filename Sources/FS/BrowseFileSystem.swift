@@ -107,6 +107,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             return try makeChild(relative)
         }
         children.reopened = { [weak self] child in self?.forgetCachedContent(of: child) }
+        children.letGo = { [weak self] child in self?.forgetCachedContent(of: child) }
     }
 
     // MARK: - Names and places
@@ -197,8 +198,9 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         DispatchQueue.global().async { invalidator(path) }
     }
 
-    /// A child opened again after another program changed its file: the kernel may hold pages
-    /// and attributes of the old data files (read with keep_cache).
+    /// A child opened again after another program changed its file, or let go when idle (the
+    /// file may change before it opens again): the kernel may hold pages and attributes of the
+    /// old data files (read with keep_cache).
     private func forgetCachedContent(of child: BrowseChild) {
         let folderPath = "/" + child.relative
         invalidateLater(folderPath)
@@ -209,9 +211,21 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     /// container folder's place in the mount before its paths) and its save schedule.
     private func makeChild(_ relative: String) throws -> ContainerFileSystem {
         TestHooks.holdContainerOpen()
-        let child = try ContainerFileSystem(containerPath: folder.full(relative),
-                                            readOnly: readOnly || Self.isReadOnlyName(relative),
-                                            environment: environment, lazySpoolFolder: true)
+        let path = folder.full(relative)
+        // Another program holding the container (or a hard link to one open here) makes it busy
+        // for now, not "not a container".
+        let lock: ContainerLock
+        do { lock = try ContainerLock.acquire(path) } catch ContainerError.refused(let holder) {
+            throw BrowseChildren.Busy(reason: holder)
+        }
+        let child: ContainerFileSystem
+        do {
+            child = try ContainerFileSystem(containerPath: path, readOnly: readOnly || Self.isReadOnlyName(relative),
+                                            environment: environment, lazySpoolFolder: true, lock: lock)
+        } catch {
+            lock.release()
+            throw error
+        }
         // The container core opens by path and follows links on the way: the file it opened
         // must be the one at that name reached without any (else a folder on the way was
         // swapped for a link, after the caller's right to read the name was checked). Its

@@ -54,8 +54,12 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private var changeCount: UInt64 = 0
     private(set) var lastError = ""
     let environment: SignatureEnvironment
-    /// Editor and desktop temporaries: shown, never saved.
+    /// The patterns of editor and desktop temporaries (the `transient-names` setting).
     let transient: TransientNames
+    /// The files that are never saved: made through this mount under a transient name. Only
+    /// these: an entry the container already has, or a data file renamed to such a name, is
+    /// the user's data and is saved like any other.
+    private var temporaries: Set<String> = []
     private let containerLock: ContainerLock
     lazy var control = ControlFolder(fileSystem: self, environment: environment)
     lazy var signing = SigningCoordinator(fileSystem: self, environment: environment)
@@ -73,6 +77,9 @@ public final class ContainerFileSystem: @unchecked Sendable {
             case control(ControlFile, [UInt8])
             /// `sign/<method>` opened for writing: every write is a request.
             case signRequest(SigningMethod)
+            /// `signatures/<n>-<NAME>/remove` opened for writing, in the listing of `generation`;
+            /// reading shows `usage`.
+            case removeRequest(folder: String, generation: UInt64, usage: [UInt8])
             case wait(BlockingRead)
             /// `status/<method>`, whose first read may wait for the verification code.
             case methodStatus(SigningMethod, BlockingRead)
@@ -150,6 +157,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     private func resetView() {
         view = [:]
+        temporaries = []
         order = OrderedNames(snapshot.dataFiles.map(\.name))
         for file in snapshot.dataFiles { view[file.name] = .stored(file, modified: nil) }
     }
@@ -191,6 +199,21 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     func recordError(_ message: String) {
         lock.withLock { lastError = message }
+    }
+
+    /// What `status/last-error` and the signing status say, kept by a browse mount while it has
+    /// the container closed (see `BrowseChildren`).
+    struct Memory {
+        let lastError: String
+        let signing: SigningCoordinator.Memory
+        var isEmpty: Bool { lastError.isEmpty && signing.isEmpty }
+    }
+
+    var memory: Memory { Memory(lastError: lock.withLock { lastError }, signing: signing.memory) }
+
+    func restore(_ memory: Memory) {
+        lock.withLock { lastError = memory.lastError }
+        signing.restore(memory.signing)
     }
 
     /// An error whose message goes to `status/last-error` (the caller does not hold `lock`).
@@ -238,10 +261,6 @@ public final class ContainerFileSystem: @unchecked Sendable {
         if let activity { throw fail(EBUSY, "cannot \(action): \(activity)") }
     }
 
-    func checkClaimable(for action: String) throws {
-        try lock.withLock { try checkClaimable(action) }
-    }
-
     /// Ends the activity; with a container, the mount now shows that snapshot (signed, or with a
     /// signature fewer). Nothing else can have changed meanwhile: the claim kept data files still.
     func release(adopting container: Container?) {
@@ -282,7 +301,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
-    /// Removes one signature file from the container, atomically (rmdir of its folder), if the
+    /// Removes one signature file from the container, atomically (`remove` written to its folder's file), if the
     /// snapshot is still generation `expected` (the one whose listing named the folder).
     func removeSignatureFile(_ file: String, describedAs what: String, ifStill expected: UInt64) throws {
         let action = "remove \(what)"
@@ -353,7 +372,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             return lock.withLock { NodeAttributes(kind: .file, size: spool.size, permissions: 0o644, modified: spool.modified) }
         case .control(_, let bytes):
             return NodeAttributes(kind: .file, size: Int64(bytes.count), permissions: 0o444, modified: mountedAt)
-        case .signRequest, .wait, .methodStatus:
+        case .signRequest, .removeRequest, .wait, .methodStatus:
             return NodeAttributes(kind: .file, size: 0, permissions: 0o444, modified: mountedAt)
         }
     }
@@ -415,6 +434,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
             case .sign(let method) where wantsWrite:
                 if readOnly { throw FileSystemError(EROFS) }
                 return register(Handle(source: .signRequest(method), writable: true), keepCache: false, directIO: true)
+            case .signature(_, .remove) where wantsWrite:
+                if readOnly { throw FileSystemError(EROFS) }
+                let (folder, generation) = control.signatureFolder(of: name)
+                let request = Handle.Source.removeRequest(folder: folder, generation: generation, usage: control.content(file))
+                return register(Handle(source: request, writable: true), keepCache: false, directIO: true)
             case _ where wantsWrite: throw FileSystemError(EACCES)
             case .wait: source = .wait(BlockingRead())
             // O_NONBLOCK: the text as it is now, without waiting for a verification code.
@@ -454,6 +478,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             let spool = try newSpool()
             view[name] = .spooled(spool)
             order.append(name)
+            if transient.matches(name) { temporaries.insert(name) }
             removeEmptyFolders(above: name)
             noteChange()
             return openSpool(spool, writable: true, writeOnly: writeOnly)
@@ -571,6 +596,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         case .spooled(let spool): return try lock.withLock { try spool.read(into: buffer, at: offset) }
         case .control(_, let bytes): return Self.copy(bytes, into: buffer, at: offset)
         case .signRequest(let method): return Self.copy(Array(method.usage.utf8), into: buffer, at: offset)
+        case .removeRequest(_, _, let usage): return Self.copy(usage, into: buffer, at: offset)
         case .wait(let state):
             let (bytes, failed) = try state.result {
                 let outcome = try signing.waitForOutcome(stop: stop)
@@ -600,6 +626,10 @@ public final class ContainerFileSystem: @unchecked Sendable {
             try signing.request(method, buffer)
             return buffer.count
         }
+        if case .removeRequest(let folder, let generation, _) = handle.source {
+            try control.removeSignature(buffer, folder: folder, ifStill: generation)
+            return buffer.count
+        }
         guard handle.writable, case .spooled(let spool) = handle.source else { throw FileSystemError(EBADF) }
         try lock.withLock {
             do {
@@ -624,7 +654,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         let name = Self.name(of: path)
         if ControlFolder.contains(name) {
             // `echo … > sign/<method>` truncates first; a request file holds nothing to cut.
-            if case .sign = try control.file(name) { return }
+            if try control.file(name).isRequest { return }
             throw FileSystemError(EACCES)
         }
         try lock.withLock {
@@ -661,7 +691,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     public func unlink(_ path: String) throws {
         let name = Self.name(of: path)
-        if ControlFolder.contains(name) { return try control.unlink(name) }
+        if ControlFolder.contains(name) { try control.refuseRemoval(name) }
         try lock.withLock {
             // The last close of a file removed while open (see `removedWhileOpen`).
             if removedWhileOpen.removeValue(forKey: name) != nil { return }
@@ -678,6 +708,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         guard let entry = view.removeValue(forKey: name) else { return nil }
         if case .spooled(let spool) = entry { spool.removed = true }
         order.remove(name)
+        temporaries.remove(name)
         keepParentFolder(of: name)
         noteChange()
         return entry
@@ -690,7 +721,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     /// `rm` of an open file, as libfuse sends it: a rename to `.fuse_hidden…`.
     private func removeWhileOpen(_ from: String, keepingAs hiddenName: String) throws {
-        if ControlFolder.contains(from) { return try control.unlink(from) }
+        if ControlFolder.contains(from) { try control.refuseRemoval(from) }
         try lock.withLock {
             guard view[from] != nil else { throw FileSystemError(isFolder(from) ? EISDIR : ENOENT) }
             try checkWritable("remove '\(from)'")
@@ -723,7 +754,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     public func removeFolder(_ path: String) throws {
         let name = Self.name(of: path)
-        if ControlFolder.contains(name) { return try control.removeFolder(name) }
+        if ControlFolder.contains(name) { try control.refuseRemoval(name) }
         try lock.withLock {
             if view[name] != nil { throw FileSystemError(ENOTDIR) }
             guard isFolder(name), !name.isEmpty else { throw FileSystemError(name.isEmpty ? EBUSY : ENOENT) }
@@ -757,11 +788,10 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 if targetIsFolder { throw FileSystemError(EISDIR) }
                 if !targetIsFile { try checkNewName(to) }
                 if targetIsFile { order.remove(to) }
-                // A data file renamed to a transient name (an editor's backup) is never saved,
-                // and the next save may rewrite the file its bytes are in: it keeps them in a spool.
-                if transient.matches(to), !transient.matches(from), let entry = view[from], case .stored = entry {
-                    _ = try spoolFor(from, entry: entry, truncate: false)
-                }
+                // A temporary stays one under another transient name and becomes a data file
+                // under a normal one (an editor saving through it); a data file stays data.
+                temporaries.remove(to)
+                if temporaries.remove(from) != nil, transient.matches(to) { temporaries.insert(to) }
                 view[to] = view.removeValue(forKey: from)
                 order.rename(from, to: to)
             } else {
@@ -781,6 +811,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 for (old, new) in moves {
                     view[new] = view.removeValue(forKey: old)
                     order.rename(old, to: new)
+                    if temporaries.remove(old) != nil { temporaries.insert(new) }
                 }
                 emptyFolders = Set(emptyFolders.map { $0 == from ? to : $0.hasPrefix(prefix) ? to + "/" + $0.dropFirst(prefix.count) : $0 })
             }
@@ -836,7 +867,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
         let (base, plan, changed) = lock.withLock { () -> (Container, Plan, Bool) in
             var plan = Plan()
-            for name in order where !transient.matches(name) {
+            for name in order where !temporaries.contains(name) {
                 switch view[name]! {
                 case .stored(let file, let modified):
                     plan.layout.append(PlannedDataFile(name: name, source: .existing(file), modified: modified))
@@ -893,7 +924,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             // Every entry of the view must now point into the saved container: entries of the old
             // one have offsets in a file that no longer exists (after a rewrite).
             var stillPending = false
-            for name in order where !transient.matches(name) {
+            for name in order where !temporaries.contains(name) {
                 guard let entry = view[name] else { continue }
                 switch entry {
                 case .stored(let file, let modified):
@@ -954,7 +985,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         let stillOpen = lock.withLock {
             view.contains { name, entry in
                 guard case .spooled(let spool) = entry else { return false }
-                return spool.failed == nil && !transient.matches(name)
+                return spool.failed == nil && !temporaries.contains(name)
             }
         }
         if stillOpen {
@@ -978,7 +1009,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         var lost: [String] = []
         lock.withLock {
             // Editor temporaries are not kept: they were never going to be saved.
-            for name in order where !transient.matches(name) {
+            for name in order where !temporaries.contains(name) {
                 // A spool whose write failed holds partial bytes; the writer was told already.
                 guard case .spooled(let spool) = view[name], spool.failed == nil else { continue }
                 let target = folder + "/" + name

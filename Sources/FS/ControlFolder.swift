@@ -18,18 +18,30 @@ enum ControlFile: Equatable {
     enum SignaturePart: String, CaseIterable {
         case signer, signingTime = "signing-time", method, status, report
         case certificate = "certificate.pem", signatureXML = "signature.xml"
+        /// Writing `remove` to it removes the signature: the one explicit request that does.
+        case remove
 
         /// Parts whose content comes from validation.
         var needsValidation: Bool { self == .status || self == .report }
     }
 
     static let statusMethods: [SigningMethod] = [.mobileID, .smartID, .idCard]
+
+    /// Files written to make a request (`sign/<method>`, a signature's `remove`).
+    var isRequest: Bool {
+        switch self {
+        case .sign, .signature(_, .remove): return true
+        default: return false
+        }
+    }
 }
 
 /// The hidden `.asicfs` folder inside every mount: help, a summary of the container, its
 /// signatures, the signing requests and the status. Every file is generated when it is opened
-/// (so the kernel is told not to cache it). Writable: `sign/<method>` (starts a signing);
-/// removable: `signatures/<n>-<NAME>/` (removes that signature).
+/// (so the kernel is told not to cache it). Writable: `sign/<method>` (starts a signing) and
+/// `signatures/<n>-<NAME>/remove` (removes that signature). Nothing here can be unlinked or
+/// removed (EPERM): a recursive delete that walks in must never strip a signature, which cannot
+/// be made again without its signer.
 final class ControlFolder: @unchecked Sendable {
     static let name = ".asicfs"
 
@@ -42,9 +54,6 @@ final class ControlFolder: @unchecked Sendable {
     private let lock = NSLock()
     private var listedGeneration: UInt64?
     private var cachedSignatures: [SignatureSummary] = []
-    /// Files of signature folders unlinked by `rm -r` (which empties a folder before rmdir):
-    /// hidden until the snapshot changes. Keyed by folder name.
-    private var hidden: [String: Set<String>] = [:]
 
     init(fileSystem: ContainerFileSystem, environment: SignatureEnvironment) {
         self.fileSystem = fileSystem
@@ -73,7 +82,6 @@ final class ControlFolder: @unchecked Sendable {
                 guard listedGeneration.map({ $0 < generation }) ?? true else { return (generation, snapshot, parsed) }
                 cachedSignatures = parsed
                 listedGeneration = generation
-                hidden = [:]
             }
             return (generation, snapshot, cachedSignatures)
         }
@@ -87,10 +95,6 @@ final class ControlFolder: @unchecked Sendable {
 
     private func signatureIndex(_ folder: String, in list: [SignatureSummary]) -> Int? {
         list.indices.first { folderName($0, list[$0]) == folder }
-    }
-
-    private func isHidden(_ part: String, in folder: String) -> Bool {
-        lock.withLock { hidden[folder]?.contains(part) ?? false }
     }
 
     // MARK: - Paths
@@ -129,7 +133,7 @@ final class ControlFolder: @unchecked Sendable {
             throw FileSystemError(ENOENT)
         case 4:
             guard parts[1] == "signatures", let index = signatureIndex(parts[2], in: signatures().list),
-                  let part = ControlFile.SignaturePart(rawValue: parts[3]), !isHidden(parts[3], in: parts[2]) else {
+                  let part = ControlFile.SignaturePart(rawValue: parts[3]) else {
                 throw FileSystemError(ENOENT)
             }
             return .file(.signature(index: index, part: part))
@@ -142,10 +146,8 @@ final class ControlFolder: @unchecked Sendable {
 
     func attributes(_ name: String) throws -> NodeAttributes {
         switch try resolve(name) {
-        case .folder(let folder):
-            // Signature folders can be removed (rmdir) unless the mount is read-only.
-            let removable = !fileSystem.readOnly && (folder == .signatures || { if case .signature = folder { true } else { false } }())
-            return .directory(removable ? 0o755 : 0o555, fileSystem.mountedAt)
+        case .folder:
+            return .directory(0o555, fileSystem.mountedAt)
         case .file(let file):
             let size: Int
             switch file {
@@ -157,7 +159,7 @@ final class ControlFolder: @unchecked Sendable {
             default: size = content(file).count
             }
             var permissions: UInt16 = 0o444
-            if case .sign = file, !fileSystem.readOnly { permissions = 0o644 }
+            if file.isRequest, !fileSystem.readOnly { permissions = 0o644 }
             return NodeAttributes(kind: .file, size: Int64(size), permissions: permissions, modified: Date(), isDynamic: true)
         }
     }
@@ -172,8 +174,7 @@ final class ControlFolder: @unchecked Sendable {
             let list = signatures().list
             return list.indices.map { folderName($0, list[$0]) }
         case .signature:
-            let folderName = String(name.split(separator: "/").last!)
-            return ControlFile.SignaturePart.allCases.map(\.rawValue).filter { !isHidden($0, in: folderName) }
+            return ControlFile.SignaturePart.allCases.map(\.rawValue)
         }
     }
 
@@ -278,6 +279,9 @@ final class ControlFolder: @unchecked Sendable {
             }
             return Array("unknown (not made in this mount)\n".utf8)
         case .status, .report: return []
+        case .remove:
+            return Array(("write 'remove' to this file to remove this signature (\(PrintableText.escaped(signature.file)))"
+                + " from the container\n").utf8)
         case .certificate: return Array((certificate?.pem ?? "").utf8)
         case .signatureXML: return signature.documentBytes
         }
@@ -285,26 +289,32 @@ final class ControlFolder: @unchecked Sendable {
 
     // MARK: - Removing signatures
 
-    /// unlink of a file in a signature folder: `rm -r` empties a folder before removing it, so
-    /// the file is hidden (nothing changes in the container) if removing the signature would be
-    /// allowed; otherwise the reason the rmdir would fail is returned now.
-    func unlink(_ name: String) throws {
-        guard case .file(.signature(let index, let part)) = try resolve(name) else { throw FileSystemError(EPERM) }
-        let folder = String(name.split(separator: "/")[2])
-        let (generation, snapshot, list) = signatures()
-        _ = try removableSignatureFile(index, list, snapshot)
-        try fileSystem.signing.checkRemovable("remove the signature \(folder)")
-        lock.withLock {
-            if listedGeneration == generation { hidden[folder, default: []].insert(part.rawValue) }
-        }
+    /// unlink, and rmdir, of anything here: refused, and nothing changes. `rm -r` walks in
+    /// (`rm -rf` of a folder holding the mount, of `.asicfs`); a signature goes only when its
+    /// `remove` file is written.
+    func refuseRemoval(_ name: String) throws -> Never {
+        _ = try resolve(name)
+        throw fileSystem.failure(EPERM, "cannot remove \(PrintableText.escaped(name)): nothing in \(Self.name) can be removed; "
+            + "to remove a signature, write 'remove' to \(Self.name)/signatures/<n>-<SIGNER>/remove")
     }
 
-    /// rmdir of `signatures/<n>-<NAME>`: removes that signature's file from the container.
-    func removeFolder(_ name: String) throws {
-        guard case .folder(let folder) = try resolve(name) else { throw FileSystemError(ENOTDIR) }
-        guard case .signature(let index) = folder else { throw FileSystemError(EPERM) }
-        let folderName = String(name.split(separator: "/")[2])
+    /// What the folder of `name` (a path in a signature folder) is called, and the generation
+    /// of the listing that named it: a `remove` request checks the signatures did not change.
+    func signatureFolder(of name: String) -> (folder: String, generation: UInt64) {
+        (String(name.split(separator: "/")[2]), signatures().generation)
+    }
+
+    /// A write to `signatures/<n>-<NAME>/remove`: `remove` (and a newline) removes that
+    /// signature's file from the container, atomically; anything else is EINVAL.
+    func removeSignature(_ request: UnsafeRawBufferPointer, folder folderName: String, ifStill expected: UInt64) throws {
+        let text = String(decoding: request, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text == "remove" else {
+            throw fileSystem.failure(EINVAL, "write 'remove' to remove the signature \(folderName); nothing else is understood")
+        }
         let (generation, snapshot, list) = signatures()
+        guard generation == expected, let index = signatureIndex(folderName, in: list) else {
+            throw fileSystem.failure(EBUSY, "cannot remove the signature \(folderName): the signatures changed meanwhile; look again and retry")
+        }
         let file = try removableSignatureFile(index, list, snapshot)
         try fileSystem.removeSignatureFile(file, describedAs: "the signature \(folderName)", ifStill: generation)
     }
@@ -364,6 +374,7 @@ final class ControlFolder: @unchecked Sendable {
       report             the full validation report
       certificate.pem    the signer's certificate
       signature.xml      the raw XAdES signature document
+      remove             write "remove" to it to remove this signature
     status/
       current            idle | signing: STEP | waiting-for-user: WHAT |
                          done: SUMMARY | failed: REASON   (one line)
@@ -417,10 +428,12 @@ final class ControlFolder: @unchecked Sendable {
     ends with "failed: the signing was cancelled; ..."; a wait cut short because the daemon
     stops (SIGTERM, SIGINT, SIGHUP) fails with EIO.
 
-    Removing a signature: rm -r .asicfs/signatures/<n>-<SIGNER NAME> (or rmdir it) removes
-    that signature's file from the container, atomically. rm first unlinks the files inside:
-    that only hides them; the rmdir removes the signature. A signature file that holds
-    several signatures is not split (EPERM). Not while a signing runs (EBUSY).
+    Removing a signature: echo remove > ".asicfs/signatures/<n>-<SIGNER NAME>/remove" removes
+    that signature's file from the container, atomically; anything else written is refused
+    (EINVAL). This is the only way: nothing in .asicfs can be removed (rm, rm -r, rmdir fail
+    with EPERM and change nothing), so a recursive delete never strips a signature. A
+    signature file that holds several signatures is not split (EPERM). Not while a signing
+    runs (EBUSY).
 
     The data files of the container are the other files of the mount. While the container is
     unsigned, copy files in, edit, rename and remove them as in any folder: changes are saved
@@ -429,16 +442,20 @@ final class ControlFolder: @unchecked Sendable {
     signature makes them editable again.
 
     Editor and desktop temporaries (name~, .name.swp, .~lock.name#, .goutputstream-*,
-    .DS_Store, Thumbs.db, ... : the setting transient-names) stay in the mount only and are
-    never saved; one renamed to a normal name becomes a data file. There is no trash in a
+    .DS_Store, Thumbs.db, ... : the setting transient-names) made in the mount stay in the
+    mount only and are never saved; one renamed to a normal name becomes a data file. An
+    entry the container already has, and a data file renamed to such a name, are saved like
+    any other: a name alone never drops data. There is no trash in a
     container: mkdir .Trash fails (EPERM), so delete permanently. The mount's folder has the
     extended attributes user.asicfs.status and user.asicfs.signers (getfattr -d).
 
     In a browse mount (asicfs mount DIRECTORY MOUNTPOINT) this folder belongs to one
     container folder; every container has its own. Moving a data file to another container
     or out to a real folder copies it (the rename fails with EXDEV, and mv copies). The
-    container is saved and closed when idle and reopened on use; another program's change to
-    it is seen within a second when nothing here is unsaved.
+    container is saved, closed and let go (for asicfs add, a single mount) a few seconds after
+    its last file closes, and reopened on use; while another program holds it, entering it
+    fails with EBUSY and is tried again on the next access. Another program's change to it is
+    seen within a second when nothing here is unsaved. A signed container is never removed.
 
     """
 }

@@ -196,6 +196,27 @@ final class SigningCoordinator: @unchecked Sendable {
         }
     }
 
+    // MARK: - Across a browse mount's reopen
+
+    /// What a browse mount keeps of a container it lets go when idle, so that the folder, opened
+    /// again, still tells how the last signing ended and which signatures were made in it.
+    struct Memory {
+        fileprivate let last: Outcome?
+        fileprivate let lastOfMethod: [SigningMethod: Outcome]
+        fileprivate let methods: [String: SigningMethod]
+        var isEmpty: Bool { last == nil && methods.isEmpty }
+    }
+
+    var memory: Memory { condition.withLock { Memory(last: last, lastOfMethod: lastOfMethod, methods: methods) } }
+
+    func restore(_ memory: Memory) {
+        condition.withLock {
+            last = memory.last
+            lastOfMethod = memory.lastOfMethod
+            methods = memory.methods
+        }
+    }
+
     // MARK: - Removing a signature
 
     /// Claims the mount for removing a signature (EBUSY while a signing runs).
@@ -205,16 +226,6 @@ final class SigningCoordinator: @unchecked Sendable {
                 throw fileSystem.failure(EBUSY, "cannot \(action): a \(running.method.rawValue) signing is running")
             }
             try fileSystem.claim("a signature is being removed", for: action)
-        }
-    }
-
-    /// Throws what `beginRemoval` would, without claiming anything (unlink inside a signature folder).
-    func checkRemovable(_ action: String) throws {
-        try condition.withLock {
-            if let running {
-                throw fileSystem.failure(EBUSY, "cannot \(action): a \(running.method.rawValue) signing is running")
-            }
-            try fileSystem.checkClaimable(for: action)
         }
     }
 

@@ -17,6 +17,13 @@ enum SystemLog {
         send(priority: 8 | 3, text)
     }
 
+    /// A problem the daemon only reports (nothing fails for good): on stderr in a foreground
+    /// mount, in the system log once detached.
+    static func report(_ text: String) {
+        if enabled { return error(text) }
+        FileHandle.standardError.write(Data("asicfs: \(PrintableText.escaped(text))\n".utf8))
+    }
+
     static func send(priority: Int, _ text: String) {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return }

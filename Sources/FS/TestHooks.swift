@@ -26,9 +26,22 @@ enum TestHooks {
     /// with `PATH.held` present.
     static let containerOpenGate = TestGate.path("ASICFS_TEST_HOLD_CONTAINER_OPEN")
 
+    /// `ASICFS_TEST_RELEASE_LOG=PATH`: a browse mount appends the relative path of every
+    /// container it lets go when idle to PATH, one per line (what a test waits for).
+    static let releaseLog = TestGate.path("ASICFS_TEST_RELEASE_LOG")
+
     static func holdSave() { hold(saveGate) }
 
     static func holdContainerOpen() { hold(containerOpenGate) }
+
+    static func noteReleased(_ relative: String) {
+        guard let releaseLog else { return }
+        let fd = open(releaseLog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let line = Array((relative + "\n").utf8)
+        _ = write(fd, line, line.count)
+        close(fd)
+    }
 
     static func holdMountCheck() { hold(mountCheckGate) }
 

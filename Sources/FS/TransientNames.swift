@@ -1,11 +1,13 @@
 import Configuration
 import Foundation
 
-/// Names that live only in the mount's view and are never saved into the container: the
-/// temporaries and backups editors and desktops make beside the files they open (`report.csv~`,
-/// `.report.csv.swp`, `.~lock.report.csv#`, `.goutputstream-XXXX`, `.DS_Store`, …). Whatever is
-/// signed next must hold only what the person put there. A transient file renamed to a normal
-/// name (an editor saving through a temporary) becomes a data file then. The patterns are
+/// Names of the temporaries editors and desktops make beside the files they open
+/// (`report.csv~`, `.report.csv.swp`, `.~lock.report.csv#`, `.goutputstream-XXXX`, `.DS_Store`,
+/// …): a new file made through the mount under such a name lives only in the mount's view and
+/// is never saved, so whatever is signed next holds only what the person put there. The name
+/// alone never drops data: an entry the container already has, or a data file renamed to such a
+/// name (vim's `mv report.csv report.csv~`), is saved like any other; a temporary renamed to a
+/// normal name (an editor saving through it) becomes a data file. The patterns are
 /// shell globs matched against the last part of a name; the `transient-names` setting replaces
 /// the list (`none`: no name is transient).
 struct TransientNames: Sendable {

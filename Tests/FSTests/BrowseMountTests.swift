@@ -152,6 +152,33 @@ final class BrowseMountTests: XCTestCase {
 
     private func pathOf(_ fixture: BrowseFixture, _ relative: String) -> String { fixture.path(relative) }
 
+    /// `rm -rf` of a folder holding a signed container: everything else goes, the signed
+    /// container stays as it was (its signature, its data files, its file).
+    func testARecursiveDeleteLeavesSignedContainersIntact() throws {
+        let fixture = try BrowseFixture(self)
+        try FileManager.default.createDirectory(atPath: fixture.real("archive/deeper"), withIntermediateDirectories: true)
+        XCTAssertEqual(try Shell.run("/bin/cp", [MountFixture.corpusFile("tsl.asice"), fixture.real("archive/deeper/signed.asice")]).status, 0)
+        try fixture.makeContainer("archive/unsigned.asice", ["draft.txt": "draft\n"])
+        try writeFile(Array("real\n".utf8), fixture.real("archive/real.txt"))
+        let before = try readFile(fixture.real("archive/deeper/signed.asice"))
+        try fixture.start(["tsl=none"])
+        let removed = try Shell.run("/bin/rm", ["-rf", fixture.path("archive")])
+        XCTAssertNotEqual(removed.status, 0, "rm must report what it could not remove")
+        XCTAssertTrue(removed.stderr.contains("Operation not permitted"), removed.stderr)
+        XCTAssertEqual(try readFile(fixture.real("archive/deeper/signed.asice")), before)
+        // What the user may delete goes: the unsigned container's data files (its file stays,
+        // as rm does not rmdir a folder whose .asicfs it could not empty).
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixture.path("archive/unsigned.asice")), [".asicfs"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fixture.real("archive/real.txt")))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixture.path("archive/deeper/signed.asice/.asicfs/signatures")),
+                       ["0-MÄNNIK,MARI-LIIS,47101010033"])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixture.path("archive/deeper/signed.asice")).sorted(),
+                       [".asicfs", "test.txt"])
+        try fixture.mount.unmount()
+        XCTAssertEqual(try readFile(fixture.real("archive/deeper/signed.asice")), before)
+        XCTAssertEqual(try containerContents(fixture.real("archive/unsigned.asice")), [:])
+    }
+
     func testMkdirRmdirAndMoveOfContainers() throws {
         let fixture = try BrowseFixture(self)
         try fixture.makeContainer("a.asice", ["one.txt": "1"])

@@ -17,6 +17,49 @@ final class BrowseSigningTests: XCTestCase {
                 "cache-dir=\(Self.shared.folder)/cache"]
     }
 
+    /// A container folder is let go a few seconds after its last file closes; opened again, it
+    /// still tells how its last signing ended (a failure stays a failure), which signatures were
+    /// made in it, and the last error.
+    func testHowTheLastSigningEndedOutlivesLettingTheContainerGo() throws {
+        let services = try XCTUnwrap(Self.shared.services)
+        let fixture = try BrowseFixture(self)
+        try fixture.makeContainer("c.asice", ["a.txt": "a\n"])
+        let log = fixture.mount.folder + "/released.log"
+        try fixture.start(try settings(), environment: ["ASICFS_TEST_RELEASE_LOG": log])
+        func released() -> Int { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").count }
+        let control = fixture.path("c.asice/.asicfs")
+        let wrong = Self.shared.folder + "/wrong-\(UUID().uuidString.prefix(6))"
+        try writeFile(Array("not the passphrase\n".utf8), wrong)
+
+        // A signing that fails at once, with no file of the folder open afterwards.
+        let failing = try Shell.sh("echo 'file=\(services.pki.signerP12) passphrase-file=\(wrong)' > '\(control)/sign/pkcs12'")
+        XCTAssertEqual(failing.status, 0, failing.stderr)
+        XCTAssertTrue(eventually(20) { released() >= 1 }, "the container was let go")
+        let failed = try Shell.run("/bin/cat", [control + "/status/wait"])
+        XCTAssertNotEqual(failed.status, 0, "a failed signing is still reported as one")
+        XCTAssertTrue(failed.stdout.hasPrefix("failed: "), failed.stdout)
+        let lastError = try String(contentsOfFile: control + "/status/last-error", encoding: .utf8)
+        XCTAssertFalse(lastError.isEmpty, "last-error kept")
+        XCTAssertEqual(lastError, "signing with pkcs12 failed: wrong passphrase for signer.p12\n")
+        XCTAssertEqual(failed.stdout, "failed: wrong passphrase for signer.p12\n")
+
+        // A signing that succeeds: after the next let-go, its method is still known.
+        let passphrase = Self.shared.folder + "/pass-\(UUID().uuidString.prefix(6))"
+        try writeFile(Array((TestPKI.passphrase + "\n").utf8), passphrase)
+        let request = try Shell.sh("echo 'file=\(services.pki.signerP12) passphrase-file=\(passphrase)' > '\(control)/sign/pkcs12'")
+        XCTAssertEqual(request.status, 0, request.stderr)
+        let done = try Shell.run("/bin/cat", [control + "/status/wait"])
+        XCTAssertEqual(done.status, 0, done.stderr)
+        XCTAssertTrue(done.stdout.hasPrefix("done: "), done.stdout)
+        let before = released()
+        XCTAssertTrue(eventually(20) { released() > before }, "the container was let go again")
+        XCTAssertEqual(try String(contentsOfFile: control + "/status/current", encoding: .utf8), done.stdout)
+        let signatures = try FileManager.default.contentsOfDirectory(atPath: control + "/signatures")
+        XCTAssertEqual(signatures.count, 1)
+        XCTAssertEqual(try String(contentsOfFile: control + "/signatures/\(signatures[0])/method", encoding: .utf8), "pkcs12\n")
+        try fixture.mount.unmount()
+    }
+
     func testSigningInOneContainerFolderWhileAnotherIsWritten() throws {
         let services = try XCTUnwrap(Self.shared.services)
         let fixture = try BrowseFixture(self)

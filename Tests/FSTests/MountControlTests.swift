@@ -39,7 +39,7 @@ final class MountControlTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: signatures), ["0-MÄNNIK,MARI-LIIS,47101010033"])
         let folder = signatures + "/0-MÄNNIK,MARI-LIIS,47101010033"
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(),
-                       ["certificate.pem", "method", "report", "signature.xml", "signer", "signing-time", "status"])
+                       ["certificate.pem", "method", "remove", "report", "signature.xml", "signer", "signing-time", "status"])
         let signer = try String(contentsOfFile: folder + "/signer", encoding: .utf8)
         XCTAssertTrue(signer.contains("name: MÄNNIK,MARI-LIIS,47101010033"), signer)
         XCTAssertTrue(signer.contains("personal code: 47101010033"), signer)

@@ -3,7 +3,7 @@ import TestTools
 import XCTest
 
 /// Signing through `.asicfs/sign/`, `status/wait`, validation in `signatures/`, and removing a
-/// signature with `rm -r`: real mounts, the PKCS#12 signer, the loopback TSA and OCSP services
+/// signature by writing `remove` to its folder's file: real mounts, the PKCS#12 signer, the loopback TSA and OCSP services
 /// of a fresh test PKI whose root is the only trust anchor.
 final class MountSigningTests: XCTestCase {
     nonisolated(unsafe) static var shared: SharedTestServices!
@@ -117,7 +117,7 @@ final class MountSigningTests: XCTestCase {
         try fixture.unmount()
     }
 
-    func testSigningWithPKCS12ThenRemovingTheSignatureWithRmR() throws {
+    func testSigningWithPKCS12ThenRemovingTheSignatureOnlyByRequest() throws {
         let fixture = try mountedContainer(["a.txt": "first\n"])
         let m = fixture.mountpoint
         // Written just before the request: committed first, so the signature covers it.
@@ -141,7 +141,7 @@ final class MountSigningTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs/signatures"), [Self.signerFolder])
         let folder = m + "/.asicfs/signatures/" + Self.signerFolder
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(),
-                       ["certificate.pem", "method", "report", "signature.xml", "signer", "signing-time", "status"])
+                       ["certificate.pem", "method", "remove", "report", "signature.xml", "signer", "signing-time", "status"])
         let status = try text(folder + "/status")
         XCTAssertEqual(status.split(separator: "\n").first, "VALID", status)
         let report = try text(folder + "/report")
@@ -170,8 +170,25 @@ final class MountSigningTests: XCTestCase {
         }
         XCTAssertTrue(try text(m + "/.asicfs/status/last-error").contains("the container is signed"))
 
-        // rm -r removes the signature (unlink of the files inside, then rmdir) and frees the data files.
-        let removed = try bash("rm -r '\(folder)'")
+        // Unlinking and rmdir in .asicfs change nothing, however they come (rm -rf of the
+        // control folder, of a signature's folder, rmdir): a signature cannot be made again.
+        let signedBytes = try sha256(fixture.container)
+        for command in ["rm -rf '\(m)/.asicfs'", "rm -rf '\(folder)'", "rmdir '\(folder)'", "rm -f '\(folder)/signature.xml'"] {
+            let refused = try bash(command)
+            XCTAssertNotEqual(refused.status, 0, command)
+            XCTAssertTrue(refused.stderr.contains("Operation not permitted"), command + ": " + refused.stderr)
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs/signatures"), [Self.signerFolder])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).count, 8)
+        XCTAssertTrue(try text(m + "/.asicfs/status/last-error").contains("nothing in .asicfs can be removed"))
+        XCTAssertEqual(try sha256(fixture.container), signedBytes)
+        // Only the explicit request removes it: a write of anything else is refused (EINVAL).
+        XCTAssertTrue(try text(folder + "/remove").hasPrefix("write 'remove' to this file to remove this signature"))
+        let unclear = try bash("echo yes > '\(folder)/remove'")
+        XCTAssertTrue(unclear.stderr.contains("write error: Invalid argument"), unclear.stderr)
+        XCTAssertEqual(try sha256(fixture.container), signedBytes)
+        // `remove` removes the signature and frees the data files.
+        let removed = try bash("echo remove > '\(folder)/remove'")
         XCTAssertEqual(removed.status, 0, removed.stderr)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs/signatures"), [])
         XCTAssertEqual(try zipNames(fixture.container), ["mimetype", "a.txt", "b.txt", "open.txt", "META-INF/manifest.xml"])
@@ -419,14 +436,12 @@ final class MountSigningTests: XCTestCase {
         let signatures = m + "/.asicfs/signatures"
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: signatures).sorted(),
                        [Self.signerFolder, "1-JÕEORG,JAAK-KRISTJAN,38001085718"])
-        for command in ["rm -r '\(signatures)/\(Self.signerFolder)'", "rmdir '\(signatures)/\(Self.signerFolder)'"] {
-            let refused = try bash(command)
-            XCTAssertNotEqual(refused.status, 0, command)
-            XCTAssertTrue(refused.stderr.contains("Operation not permitted"), refused.stderr)
-        }
+        let refused = try bash("echo remove > '\(signatures)/\(Self.signerFolder)/remove'")
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("write error: Operation not permitted"), refused.stderr)
         XCTAssertTrue(try text(m + "/.asicfs/status/last-error").contains("META-INF/signatures0.xml holds 2 signatures"))
-        // Nothing was hidden or removed.
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: signatures + "/" + Self.signerFolder).count, 7)
+        // Nothing was removed.
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: signatures + "/" + Self.signerFolder).count, 8)
         try fixture.unmount()
         XCTAssertEqual(try sha256(fixture.container), before)
     }

@@ -3,7 +3,8 @@ import TestTools
 import XCTest
 
 /// Trash and editor temporaries never enter a container: `gio trash` is refused (no trash folder
-/// inside a container), and names like `report.csv~` or `.report.csv.swp` live only in the mount.
+/// inside a container), and new files named like `report.csv~` or `.report.csv.swp` live only in
+/// the mount; entries the container has and data files renamed to such names are kept.
 final class TransientNameTests: XCTestCase {
     func mounted(_ options: [String] = []) throws -> MountFixture {
         let fixture = try MountFixture(self)
@@ -51,7 +52,9 @@ final class TransientNameTests: XCTestCase {
         // They are there while mounted, the backup with the old text.
         XCTAssertEqual(try readFile(fixture.path("report.csv~")), Array("old text\n".utf8))
         XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: fixture.mountpoint).contains(".report.csv.swp"))
-        XCTAssertEqual(try containerContents(fixture.container), ["report.csv": Array("new text\n".utf8)], "saved without them")
+        // The backup was a data file renamed (not a temporary made here): it is saved, under its new name.
+        XCTAssertEqual(try containerContents(fixture.container),
+                       ["report.csv": Array("new text\n".utf8), "report.csv~": Array("old text\n".utf8)], "saved without the temporaries")
         // A backup read after the container was rewritten still has its bytes.
         XCTAssertEqual(try readFile(fixture.path("report.csv~")), Array("old text\n".utf8))
         // Renamed to a normal name, a temporary becomes a data file.
@@ -59,6 +62,51 @@ final class TransientNameTests: XCTestCase {
         try fixture.unmount()
         XCTAssertEqual(try containerContents(fixture.container),
                        ["report.csv": Array("new text\n".utf8), "report-old.csv": Array("old text\n".utf8)])
+    }
+
+    /// Names that look temporary, made elsewhere: a container holding them keeps every one when
+    /// another change is saved, and a data file renamed to such a name (vim's backup step) is
+    /// saved under that name. Only a new file made here under such a name stays out.
+    func testEntriesTheContainerHasAndDataFilesRenamedToTemporaryNamesAreKept() throws {
+        let fixture = try MountFixture(self)
+        let expected = try makeContainerWithTemporaryLookingNames(fixture.container, in: fixture.folder)
+        try fixture.mount()
+        try put("new\n", fixture.path("new.txt"))
+        try put("temporary\n", fixture.path("new.txt.swp"))
+        XCTAssertEqual(rename(fixture.path("report.csv"), fixture.path("report.csv~")), 0)
+        try fixture.unmount()
+        var wanted = expected
+        wanted["report.csv~"] = wanted.removeValue(forKey: "report.csv")
+        wanted["new.txt"] = Array("new\n".utf8)
+        XCTAssertEqual(try containerContents(fixture.container), wanted)
+    }
+
+    /// The same in a browse mount: one `rm` of another file leaves every one of them.
+    func testBrowseModeKeepsEntriesWithTemporaryLookingNames() throws {
+        let browse = try BrowseFixture(self)
+        let expected = try makeContainerWithTemporaryLookingNames(browse.real("made-elsewhere.asice"), in: browse.mount.folder)
+        try browse.start()
+        XCTAssertEqual(unlink(browse.path("made-elsewhere.asice/report.csv")), 0)
+        try browse.mount.unmount()
+        var wanted = expected
+        wanted["report.csv"] = nil
+        XCTAssertEqual(try containerContents(browse.real("made-elsewhere.asice")), wanted)
+    }
+
+    /// A container made by `asicfs create` whose data files have names that look like editor and
+    /// desktop temporaries, and `report.csv`; returns its contents.
+    func makeContainerWithTemporaryLookingNames(_ container: String, in folder: String) throws -> [String: [UInt8]] {
+        let sources = folder + "/made-elsewhere"
+        try FileManager.default.createDirectory(atPath: sources, withIntermediateDirectories: true)
+        var contents: [String: [UInt8]] = [:]
+        for name in ["notes.txt~", ".DS_Store", "Thumbs.db", "desktop.ini", "#draft#", ".#lock", "a.swp", "._meta", ".nfs1", "report.csv"] {
+            contents[name] = Array("the content of \(name)\n".utf8)
+            try writeFile(contents[name]!, sources + "/" + name)
+        }
+        let created = try Shell.run(MountFixture.binary, ["create", "-q", container] + contents.keys.sorted().map { sources + "/" + $0 })
+        XCTAssertEqual(created.status, 0, created.stderr)
+        XCTAssertEqual(try containerContents(container), contents)
+        return contents
     }
 
     func testOnlyTransientChangesLeaveTheContainerFileUntouched() throws {
