@@ -5,6 +5,10 @@ import XCTest
 /// Browse mode (`asicfs mount FOLDER MOUNTPOINT`): real mounts of a folder tree whose
 /// containers are folders; everything else passes through.
 final class BrowseMountTests: XCTestCase {
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    override class func setUp() { shared = SharedTestServices(label: "fs-browse") }
+    override class func tearDown() { shared.stop() }
+
     func python(_ code: String, _ args: [String]) throws {
         let result = try Shell.python(code, args)
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -99,7 +103,8 @@ final class BrowseMountTests: XCTestCase {
         try fixture.makeContainer("sub/deeper/B.ASICE", ["two.txt": "22"])
         try fixture.makeContainer("sub/c.Sce", ["three.txt": "333"])
         try fixture.makeContainer("d.BDoc", ["four.txt": "4444"])
-        XCTAssertEqual(try Shell.run("/bin/cp", [MountFixture.corpusFile("test-tera.asics"), fixture.real("sub/e.ASICS")]).status, 0)
+        // A TeRa-like ASiC-S: a time-stamped DDOC.
+        try MountFixture.makeTimeStamped(fixture.real("sub/e.ASICS"), Self.shared, dataFile: "ddoc_for_testing.ddoc", data: Data(TestContainers.ddoc.utf8))
         try writeFile(Array("plain".utf8), fixture.real("sub/plain.txt"))
         try fixture.start()
         for (container, name, text) in [("a.asice", "one.txt", "1"), ("sub/deeper/B.ASICE", "two.txt", "22"),
@@ -156,7 +161,7 @@ final class BrowseMountTests: XCTestCase {
         let fixture = try BrowseFixture(self)
         try fixture.makeContainer("a.asice", ["one.txt": "1"])
         try fixture.makeContainer("c.asice", ["three.txt": "3"])
-        XCTAssertEqual(try Shell.run("/bin/cp", [MountFixture.corpusFile("tsl.asice"), fixture.real("signed.asice")]).status, 0)
+        try MountFixture.makeSigned(fixture.real("signed.asice"), Self.shared)
         try FileManager.default.createDirectory(atPath: fixture.real("sub"), withIntermediateDirectories: true)
         try fixture.start()
         try python(Self.expectError + """
