@@ -10,8 +10,9 @@ import XCTest
 /// - pyasice (PyPI, scripts/setup-pyasice.sh) checks the signature value, the time-stamp and the
 ///   OCSP response, and Tests/SignatureTests/Interop/pyasice_check.py every digest besides.
 /// Both accept an LT signature and the same signature after `asicfs extend` (LTA), and both
-/// refuse it once a signed byte changed. (Debian's libdigidoc-tools, cdigidoc, reads only DDOC:
-/// it does not apply to ASiC-E.)
+/// refuse it once a signed byte changed. The other way round, an LT signature made by pyasice
+/// is VALID in asicfs, and stays VALID (and accepted by pyasice) once asicfs extended it to LTA.
+/// (Debian's libdigidoc-tools, cdigidoc, reads only DDOC: it does not apply to ASiC-E.)
 final class IndependentValidatorTests: CLITestCase {
     nonisolated(unsafe) static var shared: SharedTestServices!
     override class func setUp() { shared = SharedTestServices(label: "cli-validators") }
@@ -102,5 +103,47 @@ final class IndependentValidatorTests: CLITestCase {
             XCTAssertEqual(verify.status, 1, verify.stdout)
             XCTAssertTrue(verify.stdout.hasSuffix("Result: INVALID\n"), verify.stdout)
         }
+    }
+
+    /// pyasice builds the signature (RSA test signer, the loopback TSA and RSA OCSP responder);
+    /// openssl makes the signature value over the SignedInfo pyasice canonicalized.
+    func testAnLTSignatureMadeByPyasiceIsValidInAsicfsAndCanBeExtended() throws {
+        let pki = try services.pki
+        let container = path("by-pyasice.asice")
+        let made = try runTool(Self.venvPython, ["-c", """
+            import subprocess, sys
+            from pyasice import Container, finalize_signature
+            pki, tsa, ocsp, out = sys.argv[1:5]
+            def der(pem): return subprocess.run(['openssl', 'x509', '-in', pem, '-outform', 'DER'], check=True, capture_output=True).stdout
+            container = Container()
+            container.add_file('report.txt', b'made by pyasice\\n', 'text/plain')
+            signature = container.prepare_signature(der(pki + '/signer-rsa.pem'))
+            value = subprocess.run(['openssl', 'dgst', '-sha256', '-sign', pki + '/signer-rsa.key'], input=signature.signed_data(),
+                                   check=True, capture_output=True).stdout
+            signature.set_signature_value(value)
+            finalize_signature(signature, der(pki + '/issuing.pem'), lt_ts=True, ocsp_url=ocsp, tsa_url=tsa)
+            container.add_signature(signature)
+            container.save(out)
+            """, pki.folder, try services.tsaURL, try services.ocspRSAURL, container])
+        XCTAssertEqual(made.status, 0, made.stdout + made.stderr)
+        // pyasice names no intermediate CA in the signature: the test lists list the issuing CA.
+        let lists = try TestTrustLists.make(for: pki, in: root.path + "/lists")
+        let trust = lists.settings(cache: root.path + "/cache-lists")
+        let verify = try asicfs(["verify", container] + trust)
+        assertSuccess(verify)
+        XCTAssertTrue(verify.stdout.contains("signer           RSA-MÄNNIK,MARI,48001010008\n"), verify.stdout)
+        XCTAssertTrue(verify.stdout.contains("profile          EPES/time-stamp\n"), verify.stdout)
+        XCTAssertTrue(verify.stdout.hasSuffix("Result: VALID\n"), verify.stdout)
+
+        assertSuccess(try asicfs(["extend", container] + trust + ["-o", "tsa-url=\(try services.tsaURL)"]))
+        let extended = try asicfs(["verify", container] + trust)
+        assertSuccess(extended)
+        XCTAssertTrue(extended.stdout.contains("profile          EPES/time-stamp-archive\n"), extended.stdout)
+        XCTAssertTrue(extended.stdout.hasSuffix("Result: VALID\n"), extended.stdout)
+        // pyasice still verifies its signature value, time-stamp and OCSP response. (The
+        // checker's own SignedProperties digest, inclusive C14N only, does not apply: pyasice
+        // names another transform.)
+        let pyasice = try pyasiceCheck(container)
+        XCTAssertTrue(pyasice.stdout.contains("pyasice verified signatures, time-stamps and OCSP: 1\n"), pyasice.stdout + pyasice.stderr)
     }
 }
