@@ -26,7 +26,6 @@ test: build fuzz-smoke unit-tests
 
 unit-tests: build
 	scripts/setup-pyasice.sh >/dev/null
-	scripts/setup-digidoc-tool.sh >/dev/null
 	scripts/run-tests.sh
 
 fuzz-smoke: deps

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Regenerates the seed corpora in Fuzz/corpus/ (zip/ and manifest/).
+"""Writes the seed corpora of the fuzzers: OUT/zip, OUT/manifest and OUT/signature
+(OUT defaults to Fuzz/corpus, which is not tracked: Fuzz/run.sh writes it before each run).
 
-Seeds are small (each under 64 KiB) valid and deliberately broken ASiC containers and
-manifests. The libdigidocpp conformance files are copied when the folder is available
-(default /work/shared/conformance/libdigidocpp, or $ASICFS_CONFORMANCE).
+Seeds are small (each under 64 KiB) valid and deliberately broken ASiC containers, manifests and
+signature documents, all made here: the shapes of the reference implementation's test corpus
+(subfolders, '..' and '.' names, an empty full-path, ASiC-S variants, XML bombs) are written
+by this script, not copied. The one real signature, Fuzz/seeds/asicfs-lt-signatures0.xml, was
+made by asicfs with the project's test PKI; the signature seeds are it and variants of it.
 
-    python3 Fuzz/make-corpus.py
+    python3 Fuzz/make-corpus.py [OUT]
 """
 import io
 import os
+import re
+import shutil
 import struct
 import sys
 import warnings
@@ -16,9 +21,7 @@ import zlib
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ZIP_DIR = os.path.join(HERE, "corpus", "zip")
-MANIFEST_DIR = os.path.join(HERE, "corpus", "manifest")
-CONFORMANCE = os.environ.get("ASICFS_CONFORMANCE", "/work/shared/conformance/libdigidocpp")
+SEEDS = os.path.join(HERE, "seeds")
 LIMIT = 64 << 10
 
 ASICE = "application/vnd.etsi.asic-e+zip"
@@ -349,8 +352,96 @@ def manifest_seeds():
     return seeds
 
 
+def reference_shapes():
+    """The container shapes of the reference implementation's test corpus, written here."""
+    token = b"\x30\x82\x07\xd8\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x07\x02" + bytes(range(256)) * 2  # a CMS SignedData start
+    ddoc = (b'<?xml version="1.0" encoding="UTF-8"?>\n<SignedDoc format="DIGIDOC-XML" version="1.3" '
+            b'xmlns="http://www.sk.ee/DigiDoc/v1.3.0#">\n<DataFile ContentType="EMBEDDED_BASE64" Filename="test1.txt" '
+            b'Id="D0" MimeType="file" Size="5">MTIzNAo=\n</DataFile>\n</SignedDoc>\n')
+    payload = b"1234\n"
+    zips = {}
+    zips["shape-subfolder.asice"] = simple(name="folder/test1.txt", data=payload, compress=S)
+    zips["shape-dot-dot.asice"] = simple(name="folder/../test1.txt", data=payload, compress=S)
+    zips["shape-dot.asice"] = simple(name=".", data=payload, compress=S)
+    zips["shape-empty-full-path.asice"] = container(
+        [("META-INF/manifest.xml", manifest([("", "text/plain")]), S), ("empty.txt", payload, S)])
+    zips["shape-signed.asice"] = container(
+        [("META-INF/manifest.xml", manifest([("test.txt", "text/plain")]), D), ("test.txt", payload, S),
+         ("META-INF/signatures0.xml", signature_seeds()["asicfs-lt-signatures0.xml"], D)])
+    zips["shape-file-media-type.asice"] = container(
+        [("META-INF/manifest.xml", manifest([("test1.txt", "file")]), D), ("test1.txt", payload, D),
+         ("META-INF/signatures0.xml", signature_seeds()["variant-time-mark.xml"], D)])
+    zips["shape-timestamp.asics"] = container([("test1.txt", payload, S), ("META-INF/timestamp.tst", token, D)], mimetype=ASICS)
+    zips["shape-timestamp-meta.asics"] = container(
+        [("test1.txt", payload, S), ("META-INF/", b"", S),
+         ("META-INF/manifest.xml", manifest([("test1.txt", "application/octet-stream")], root_type=ASICS), D),
+         ("META-INF/timestamp.tst", token, D)], mimetype=ASICS)
+    zips["shape-timestamp-ddoc.asics"] = container([("ddoc_for_testing.ddoc", ddoc, S), ("META-INF/timestamp.tst", token, D)],
+                                                   mimetype=ASICS)
+    zips["shape-timestamp-empty.asics"] = container(
+        [("emptyFile.ddoc", b"", S), ("META-INF/", b"", S),
+         ("META-INF/manifest.xml", manifest([("emptyFile.ddoc", "application/octet-stream")]), D),
+         ("META-INF/timestamp.tst", token, D)], mimetype=ASICS)
+    zips["shape-asice-mimetype.asics"] = container(
+        [("test1.txt", payload, S), ("META-INF/", b"", S), ("META-INF/timestamp.tst", token, D)])
+    zips["shape-subfolder.asics"] = container([("folder/test1.txt", payload, S), ("META-INF/timestamp.tst", b"timestamp", S)],
+                                              mimetype=ASICS)
+    return zips
+
+
+def bomb(name, root, use):
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<!DOCTYPE {root} [", f' <!ENTITY {name}0 "lol">']
+    lines += [f' <!ENTITY {name}{level} "' + f"&{name}{level - 1};" * 10 + '">' for level in range(1, 10)]
+    lines += ["]>", use(f"&{name}9;")]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def xml_bombs():
+    return {
+        "xml-bomb-attr.xml": bomb("ent", "manifest:manifest", lambda ref: (
+            f'<manifest:manifest xmlns:manifest="{NS}"><manifest:file-entry manifest:full-path="/" manifest:media-type="{ASICE}"/>'
+            f'<manifest:file-entry manifest:full-path="test.txt" manifest:media-type="text/plain" x="{ref}"/></manifest:manifest>')),
+        "xml-bomb-cont.xml": bomb("lol", "lolz", lambda ref: f"<lolz>{ref}</lolz>"),
+    }
+
+
+def signature_seeds():
+    """asicfs's LT signature, and variants of it in the shapes the reference's corpus has."""
+    with open(os.path.join(SEEDS, "asicfs-lt-signatures0.xml"), "rb") as f:
+        lt = f.read()
+    text = lt.decode()
+    seeds = {"asicfs-lt-signatures0.xml": lt}
+    # Key substitution: in KeyInfo another certificate (the issuing CA's, from CertificateValues)
+    # than the one whose key made the signature value.
+    certificate = re.search(r"<ds:X509Certificate>([^<]+)</ds:X509Certificate>", text).group(1)
+    other = re.search(r"<xades:EncapsulatedX509Certificate[^>]*>([^<]+)<", text).group(1)
+    seeds["variant-key-substituted.xml"] = text.replace(certificate, other, 1).encode()
+    # A BDOC time-mark (EPES): a signature policy, no signature time-stamp.
+    policy = ('<xades:SignaturePolicyIdentifier><xades:SignaturePolicyId><xades:SigPolicyId><xades:Identifier Qualifier="OIDAsURN">'
+              "urn:oid:1.3.6.1.4.1.10015.1000.3.2.1</xades:Identifier></xades:SigPolicyId><xades:SigPolicyHash>"
+              '<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"></ds:DigestMethod>'
+              "<ds:DigestValue>7pudpH4eXlguSZY2e/pNbKzGsq+fu//woYL1SZFws1A=</ds:DigestValue></xades:SigPolicyHash>"
+              "<xades:SigPolicyQualifiers><xades:SigPolicyQualifier><xades:SPURI>https://www.sk.ee/repository/bdoc-spec21.pdf"
+              "</xades:SPURI></xades:SigPolicyQualifier></xades:SigPolicyQualifiers></xades:SignaturePolicyId></xades:SignaturePolicyIdentifier>")
+    time_mark = text.replace("</xades:SignedSignatureProperties>", policy + "</xades:SignedSignatureProperties>", 1)
+    time_mark = re.sub(r"<xades:SignatureTimeStamp .*?</xades:SignatureTimeStamp>", "", time_mark, count=1)
+    seeds["variant-time-mark.xml"] = time_mark.encode()
+    # LTA: an archive time-stamp after the validation data.
+    stamp = re.search(r"<xades:EncapsulatedTimeStamp>([^<]+)</xades:EncapsulatedTimeStamp>", text).group(1)
+    archive = ('<xadesv141:ArchiveTimeStamp xmlns:xadesv141="http://uri.etsi.org/01903/v1.4.1#" Id="S0-A0">'
+               '<ds:CanonicalizationMethod Algorithm="http://www.w3.org/2006/12/xml-c14n11"></ds:CanonicalizationMethod>'
+               f"<xades:EncapsulatedTimeStamp>{stamp}</xades:EncapsulatedTimeStamp></xadesv141:ArchiveTimeStamp>")
+    seeds["variant-lta.xml"] = text.replace("</xades:UnsignedSignatureProperties>", archive + "</xades:UnsignedSignatureProperties>", 1).encode()
+    # Two signatures in one document, and one with no unsigned properties (BES).
+    signature = re.search(r"<ds:Signature .*</ds:Signature>", text, re.S).group(0)
+    seeds["variant-two.xml"] = text.replace(signature, signature + signature.replace('Id="S0', 'Id="S1').replace("#S0", "#S1"), 1).encode()
+    seeds["variant-bes.xml"] = re.sub(r"<xades:UnsignedProperties>.*</xades:UnsignedProperties>", "", text, count=1, flags=re.S).encode()
+    return seeds
+
+
 def write_seeds(directory, seeds):
-    os.makedirs(directory, exist_ok=True)
+    shutil.rmtree(directory, ignore_errors=True)   # no seed of an older version stays behind
+    os.makedirs(directory)
     for name, data in sorted(seeds.items()):
         assert len(data) <= LIMIT, f"{name} is {len(data)} bytes"
         with open(os.path.join(directory, name), "wb") as f:
@@ -358,31 +449,22 @@ def write_seeds(directory, seeds):
 
 
 def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "corpus")
     warnings.filterwarnings("ignore", "Duplicate name")  # bad-duplicate.asice is meant to have one
     zips = zip_seeds()
+    zips.update(reference_shapes())
     manifests = manifest_seeds()
-    if os.path.isdir(CONFORMANCE):
-        for name in sorted(os.listdir(CONFORMANCE)):
-            path = os.path.join(CONFORMANCE, name)
-            if name.endswith((".asice", ".asics")) and os.path.getsize(path) <= LIMIT:
-                with open(path, "rb") as f:
-                    data = f.read()
-                zips["ddoc-" + name] = data
-                # The manifests inside the conformance containers are manifest seeds too.
-                try:
-                    with zipfile.ZipFile(io.BytesIO(data)) as z:
-                        if "META-INF/manifest.xml" in z.namelist():
-                            manifests["ddoc-" + os.path.splitext(name)[0] + ".xml"] = z.read("META-INF/manifest.xml")
-                except zipfile.BadZipFile:
-                    pass
-            elif name.startswith("xml-bomb-") and name.endswith(".xml"):
-                with open(path, "rb") as f:
-                    manifests[name] = f.read()
-    else:
-        print(f"note: {CONFORMANCE} not found; only generated seeds written", file=sys.stderr)
-    write_seeds(ZIP_DIR, zips)
-    write_seeds(MANIFEST_DIR, manifests)
-    print(f"{len(zips)} zip seeds in {ZIP_DIR}, {len(manifests)} manifest seeds in {MANIFEST_DIR}")
+    manifests.update(xml_bombs())
+    # The manifests inside the shaped containers are manifest seeds too.
+    for name, data in reference_shapes().items():
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            if "META-INF/manifest.xml" in z.namelist():
+                manifests[os.path.splitext(name)[0] + ".xml"] = z.read("META-INF/manifest.xml")
+    signatures = signature_seeds()
+    write_seeds(os.path.join(out, "zip"), zips)
+    write_seeds(os.path.join(out, "manifest"), manifests)
+    write_seeds(os.path.join(out, "signature"), signatures)
+    print(f"{len(zips)} zip, {len(manifests)} manifest and {len(signatures)} signature seeds in {out}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 #
 # Each target is built with libFuzzer and AddressSanitizer into .build/fuzz (its own scratch
 # path, so it never disturbs the normal .build), fuzzed from a temporary copy of
-# Fuzz/corpus/<target>/ (the committed seeds are never changed), and any crash, timeout or
+# Fuzz/corpus/<target>/ (the seeds, written afresh by Fuzz/make-corpus.py at every run and not
+# tracked by git; libFuzzer's additions never go back there), and any crash, timeout or
 # out-of-memory input is written to Fuzz/artifacts/ (gitignored) with the full log beside it.
 # The exit status is non-zero when the build failed or libFuzzer found something.
 #
@@ -87,6 +88,9 @@ fuzz() {
     fi
     echo "   ok: ${runs:-?} runs, ${rate:-?} exec/s, corpus grew to $(ls "$corpus" | wc -l) inputs; log: $log"
 }
+
+# The seeds are generated, not committed: a fresh clone has none until now.
+python3 "$root/Fuzz/make-corpus.py" "$root/Fuzz/corpus" | sed 's/^/== /'
 
 failed=0
 for target in "${targets[@]}"; do

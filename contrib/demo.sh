@@ -7,7 +7,6 @@
 set -euo pipefail
 asicfs=$(realpath "${1:-.build/debug/asicfs}")
 asicfs_src=$(realpath "$(dirname "$0")")
-signed=$(realpath "$(dirname "$0")/../Tests/Fixtures/libdigidocpp/tsl.asice")
 work=$(mktemp -d /tmp/asicfs-demo.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -73,15 +72,6 @@ step "Unmount (waits until the container is saved) and look at the container on 
 run asicfs umount mnt
 run asicfs ls doc.asice
 
-step "A signed container is read-only in the mount"
-cp "$signed" signed.asice
-run asicfs mount signed.asice mnt
-run ls mnt mnt/.asicfs/signatures
-run cat "mnt/.asicfs/signatures/$(ls mnt/.asicfs/signatures | head -n 1)/signer"
-if cp minutes.txt mnt/ 2>&1; then echo "unexpected success"; exit 1; fi
-run cat mnt/.asicfs/status/last-error
-run asicfs umount mnt
-
 step "A throwaway test PKI with an RFC 3161 time-stamp server and an OCSP responder on loopback"
 testpki="$(dirname "$asicfs_src")/contrib/testpki"
 mkdir pki
@@ -110,6 +100,15 @@ cp doc.asice cli-signed.asice
 run asicfs sign cli-signed.asice --method pkcs12 file=pki/signer.p12 passphrase-file=pki/passphrase role=Author city=Tallinn
 run asicfs verify cli-signed.asice
 run unzip -l cli-signed.asice
+
+step "A signed container is read-only in the mount"
+cp cli-signed.asice signed.asice
+run asicfs mount signed.asice mnt
+run ls mnt mnt/.asicfs/signatures
+run cat "mnt/.asicfs/signatures/$(ls mnt/.asicfs/signatures | head -n 1)/signer"
+if cp minutes.txt mnt/ 2>&1; then echo "unexpected success"; exit 1; fi
+run cat mnt/.asicfs/status/last-error
+run asicfs umount mnt
 
 step "Sign with a PKCS#11 token: a SoftHSM token in this folder, found through p11-kit (no module path)"
 # SoftHSM reads its tokens from SOFTHSM2_CONF; Debian registers it with p11-kit.
@@ -270,7 +269,7 @@ fi
 step "Browse mode: mount a folder; every container in it is a folder, everything else passes through"
 mkdir -p folder/contracts
 cp doc.asice folder/contracts/doc.asice
-cp "$signed" folder/contracts/SIGNED.ASICE
+cp cli-signed.asice folder/contracts/SIGNED.ASICE
 printf 'not a container, just a file with that name\n' > folder/contracts/broken.bdoc
 printf 'Meeting at 10.\n' > folder/notes.txt
 run asicfs mount folder mnt

@@ -15,8 +15,9 @@ packages=(
   # tests and demo: peer ZIP tools, mount helpers, Python's zipfile
   unzip zip python3 util-linux mount time rsync vim fuse3 e2fsprogs xfsprogs openssl curl
   # signing tests: the test PKI's services (openssl), pyasice as a peer validator (venv + pip),
-  # xmlsec1 to sign the test trusted lists, digidoc-tool's runtime libraries
-  python3-venv python3-pip xmlsec1 libxmlsec1-openssl libxslt1.1
+  # xmlsec1 (with its OpenSSL backend) to sign the test trusted lists and, as an independent
+  # validator, to verify the XML-DSig layer of asicfs signatures
+  python3-venv python3-pip xmlsec1 libxmlsec1-openssl
   # the ID-card: pcscd with vsmartcard's virtual reader driver, the card emulator's Python
   # (Debian's python3 with cryptography), a C compiler for the test PIN-pad reader driver,
   # OpenSC and pcsc-tools as independent PC/SC clients

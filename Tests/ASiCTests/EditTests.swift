@@ -5,6 +5,9 @@ import XCTest
 
 /// Adding, removing and renaming data files; the rules that refuse a change.
 final class EditTests: XCTestCase {
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    override class func setUp() { shared = SharedTestServices(label: "asic-edit") }
+    override class func tearDown() { shared.stop() }
     private var folder = ""
 
     override func setUpWithError() throws {
@@ -89,7 +92,7 @@ final class EditTests: XCTestCase {
 
     func testAddingToSignedContainerFails() throws {
         let path = folder + "/signed.asice"
-        try FileManager.default.copyItem(atPath: TestSupport.corpusFile("tsl.asice"), toPath: path)
+        try TestContainers.signedShape(path, dataFile: "test.txt")
         let before = try TestSupport.read(path)
         var edit = try Container.open(path).edit()
         XCTAssertThrowsError(try edit.add(NewDataFile(sourcePath: try source("x.txt", "x")))) { error in
@@ -103,7 +106,9 @@ final class EditTests: XCTestCase {
 
     func testASiCSContainersCannotBeChanged() throws {
         let path = folder + "/ts.asics"
-        try FileManager.default.copyItem(atPath: TestSupport.corpusFile("test.asics"), toPath: path)
+        let services = try XCTUnwrap(Self.shared.services, "the loopback TSA: \(Self.shared.failure ?? "")")
+        let token = try TestContainers.timeStampToken(over: TestContainers.payload, tsaURL: services.tsaURL, in: folder)
+        try TestContainers.timeStamped(path, token: token)
         var edit = try Container.open(path).edit()
         XCTAssertThrowsError(try edit.remove("test1.txt")) { XCTAssertTrue("\($0)".contains("ASiC-S"), "\($0)") }
     }

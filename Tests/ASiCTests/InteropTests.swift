@@ -14,8 +14,8 @@ final class InteropTests: XCTestCase {
     /// Writes the payloads with awkward names and returns (name, bytes) pairs.
     private func awkwardPayloads() throws -> [(String, [UInt8])] {
         var files: [(String, [UInt8])] = []
-        for name in ["0123456789~#%&()=`@{[]}'.txt", "öäüõ.txt"] {
-            files.append((name, try TestSupport.read(TestSupport.corpusFile(name))))
+        for name in [TestContainers.awkwardName, TestContainers.umlautName] {
+            files.append((name, Array("123\n".utf8)))
         }
         files.append(("name with spaces.txt", Array("spaces\n".utf8)))
         files.append(("empty.bin", []))

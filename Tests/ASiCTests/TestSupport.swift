@@ -2,7 +2,7 @@ import Foundation
 import TestTools
 import XCTest
 
-/// Helpers shared by the container tests: private temporary folders, the corpus, and running
+/// Helpers shared by the container tests: private temporary folders, and running
 /// the peer tools (Python's zipfile, unzip) that check our output independently.
 enum TestSupport {
     static let packageRoot: String = {
@@ -10,10 +10,6 @@ enum TestSupport {
         for _ in 0..<3 { url.deleteLastPathComponent() }
         return url.path
     }()
-
-    static let corpus = packageRoot + "/Tests/Fixtures/libdigidocpp"
-
-    static func corpusFile(_ name: String) -> String { corpus + "/" + name }
 
     /// A fresh folder, removed when the test ends.
     static func temporaryFolder(_ test: XCTestCase) throws -> String {

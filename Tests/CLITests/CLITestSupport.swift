@@ -29,7 +29,6 @@ class CLITestCase: XCTestCase {
     /// <package root>/Tests/CLITests/CLITestSupport.swift → <package root>.
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
 
     /// The binary under test: $ASICFS_BIN, else <package root>/.build/debug/asicfs.
     static var binary: String {
@@ -178,19 +177,6 @@ class CLITestCase: XCTestCase {
     }
 
     func read(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
-
-    /// Copies a file from Tests/CLITests/Fixtures into `work` (writable).
-    @discardableResult
-    func copyFixture(_ name: String, as newName: String? = nil) throws -> String {
-        let source = Self.fixtures.appendingPathComponent(name)
-        guard FileManager.default.fileExists(atPath: source.path) else {
-            throw TestSetupError("fixture missing: \(source.path)")
-        }
-        let target = work.appendingPathComponent(newName ?? name)
-        try FileManager.default.copyItem(at: source, to: target)
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target.path)
-        return target.path
-    }
 
     /// Deterministic bytes that deflate compresses (a small alphabet, no long repeats).
     func compressibleBytes(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> Data {

@@ -1,10 +1,22 @@
 import Foundation
+import TestTools
 import XCTest
 
 /// Container shapes other producers write, opened (or refused) the way the reference does, and
 /// refusals that say exactly what is wrong.
 final class ContainerShapeTests: CLITestCase {
-    var corpus: String { Self.packageRoot.path + "/Tests/Fixtures/libdigidocpp/" }
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    override class func setUp() { shared = SharedTestServices(label: "cli-shapes") }
+    override class func tearDown() { shared.stop() }
+
+    /// An ASiC-S of test1.txt time-stamped by the loopback TSA: mimetype, test1.txt,
+    /// META-INF/timestamp.tst.
+    func timeStampedASiCS() throws -> String {
+        let services = try XCTUnwrap(Self.shared.services, "the loopback TSA: \(Self.shared.failure ?? "")")
+        let token = try TestContainers.timeStampToken(over: TestContainers.payload, tsaURL: services.tsaURL, in: root.path)
+        try TestContainers.timeStamped(path("test.asics"), token: token)
+        return path("test.asics")
+    }
 
     /// Rewrites the ZIP `source` with its entries in `order` (names; others dropped), adding
     /// `extra` (name -> text) entries at the end, with Python's zipfile.
@@ -30,7 +42,7 @@ final class ContainerShapeTests: CLITestCase {
     /// The reference accepts an ASiC-S whose mimetype is not the first entry; ASiC-E it refuses.
     func testAnASiCSWhoseMimetypeComesLaterOpens() throws {
         let later = path("later.asics")
-        try rezip(corpus + "test.asics", to: later, order: ["test1.txt", "mimetype", "META-INF/timestamp.tst"])
+        try rezip(try timeStampedASiCS(), to: later, order: ["test1.txt", "mimetype", "META-INF/timestamp.tst"])
         let text = try asicfs(["ls", later])
         assertSuccess(text)
         XCTAssertTrue(text.stdout.contains("test1.txt"), text.stdout)
@@ -46,22 +58,22 @@ final class ContainerShapeTests: CLITestCase {
     /// ASiC-S needs no manifest, and one without a '/' entry or media types is fine.
     func testAnASiCSManifestIsOptionalAndNeedsNoMediaTypes() throws {
         let bare = path("bare-manifest.asics")
-        try rezip(corpus + "test.asics", to: bare, order: ["mimetype", "test1.txt", "META-INF/timestamp.tst"],
+        try rezip(try timeStampedASiCS(), to: bare, order: ["mimetype", "test1.txt", "META-INF/timestamp.tst"],
                   extra: ["META-INF/manifest.xml": """
                     <?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry manifest:full-path="test1.txt"/></manifest:manifest>
                     """])
         assertSuccess(try asicfs(["ls", bare]))
-        assertSuccess(try asicfs(["ls", corpus + "test.asics"]))
+        assertSuccess(try asicfs(["ls", try timeStampedASiCS()]))
     }
 
     /// An ASiC-S holds one signature or one time-stamp, as the reference reads it.
     func testAnASiCSWithATimeStampAndASignatureOrTwoSignaturesIsRefused() throws {
         let both = path("both.asics")
-        try rezip(corpus + "test.asics", to: both, order: ["mimetype", "test1.txt", "META-INF/timestamp.tst"],
+        try rezip(try timeStampedASiCS(), to: both, order: ["mimetype", "test1.txt", "META-INF/timestamp.tst"],
                   extra: ["META-INF/signatures0.xml": "<x/>"])
         assertFailure(try asicfs(["ls", both]), mentions: ["a signature or a time-stamp, not both"])
         let two = path("two.asics")
-        try rezip(corpus + "test.asics", to: two, order: ["mimetype", "test1.txt"],
+        try rezip(try timeStampedASiCS(), to: two, order: ["mimetype", "test1.txt"],
                   extra: ["META-INF/signatures0.xml": "<x/>", "META-INF/signatures1.xml": "<y/>"])
         assertFailure(try asicfs(["ls", two]), mentions: ["one signature, not 2"])
     }
@@ -69,7 +81,7 @@ final class ContainerShapeTests: CLITestCase {
     /// An unsigned ASiC-S opens and lists like an unsigned ASiC-E (it was refused).
     func testAnUnsignedASiCSOpensAndLists() throws {
         let unsigned = path("unsigned.asics")
-        try rezip(corpus + "test.asics", to: unsigned, order: ["mimetype", "test1.txt"])
+        try rezip(try timeStampedASiCS(), to: unsigned, order: ["mimetype", "test1.txt"])
         let text = try asicfs(["ls", unsigned])
         assertSuccess(text)
         XCTAssertTrue(text.stdout.contains("test1.txt"), text.stdout)
@@ -93,7 +105,7 @@ final class ContainerShapeTests: CLITestCase {
 
     /// A DDOC is XML, not a broken ZIP: say what it is and where it can be validated.
     func testADDOCIsNamedAsSuch() throws {
-        let result = try asicfs(["ls", corpus + "test.ddoc"])
+        let result = try asicfs(["ls", try write("test.ddoc", TestContainers.ddoc)])
         assertFailure(result, mentions: ["DDOC", "not supported", "SiVa"])
         XCTAssertFalse(result.stderr.contains("not a valid ZIP"), result.stderr)
     }

@@ -1,12 +1,25 @@
 import Foundation
+import TestTools
 import XCTest
 
 /// add / remove / create: what is refused, and that a refusal leaves every byte as it was.
 final class EditTests: CLITestCase {
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    override class func setUp() { shared = SharedTestServices(label: "cli-edit") }
+    override class func tearDown() { shared.stop() }
+
+    /// A container with one data file, test.txt, signed (LT) with the test PKI.
+    @discardableResult
+    func signedContainer(_ name: String) throws -> String {
+        let services = try XCTUnwrap(Self.shared.services, "the loopback TSA/OCSP services: \(Self.shared.failure ?? "")")
+        try SignedTestContainers.make(path(name), files: [("test.txt", Data("signed text\n".utf8))], binary: Self.binary, services: services)
+        return path(name)
+    }
+
     // MARK: - Signed containers
 
     func testAddingToASignedContainerFailsAndLeavesItByteIdentical() throws {
-        let signed = try copyFixture("tsl.asice", as: "signed copy.asice")
+        let signed = try signedContainer("signed copy.asice")
         let before = try read(signed)
         try write("new.txt", "new\n")
         for arguments in [["add", signed, "new.txt"], ["add", signed, "new.txt", "--replace"]] {
@@ -23,7 +36,7 @@ final class EditTests: CLITestCase {
     }
 
     func testRemovingFromASignedContainerFailsAndLeavesItByteIdentical() throws {
-        let signed = try copyFixture("tsl.asice", as: "signed.asice")
+        let signed = try signedContainer("signed.asice")
         let before = try read(signed)
         let result = try asicfs(["remove", signed, "test.txt"])
         assertFailure(result, mentions: [signed, "is signed"])
@@ -31,7 +44,7 @@ final class EditTests: CLITestCase {
     }
 
     func testSignedContainerCanStillBeListedAndExtracted() throws {
-        let signed = try copyFixture("tsl.asice")
+        let signed = try signedContainer("tsl.asice")
         let listing = try listing(signed)
         XCTAssertEqual(listing["signed"] as? Bool, true)
         XCTAssertEqual(listing["format"] as? String, "ASiC-E")
@@ -119,13 +132,13 @@ final class EditTests: CLITestCase {
     // MARK: - Invalid containers
 
     func testInvalidContainersFailWithOneLineGivingTheReason() throws {
-        try copyFixture("dot.asice")
-        try copyFixture("asice-relative.asice")
+        try TestContainers.withDotName(path("dot.asice"))
+        try TestContainers.withDotDotSegment(path("asice-relative.asice"))
         try write("text.asice", "This is just text, not a ZIP file.\n")
         try write("zero.asice", Data())
         try FileManager.default.createDirectory(atPath: path("folder.asice"), withIntermediateDirectories: true)
         try write("x.txt", "x\n")
-        let valid = try read(try copyFixture("tsl.asice", as: "valid.asice"))
+        let valid = try read(try signedContainer("valid.asice"))
         try write("truncated.asice", valid.prefix(valid.count - 100))
         try FileManager.default.removeItem(atPath: path("valid.asice"))
         let cases: [(String, [String])] = [
@@ -189,7 +202,7 @@ final class EditTests: CLITestCase {
     }
 
     func testASignedContainerCanBePutInsideANewOne() throws {
-        let signed = try copyFixture("tsl.asice", as: "signed.asice")
+        let signed = try signedContainer("signed.asice")
         try write("extra.txt", "extra\n")
         let outer = path("outer.asice")
         assertSuccess(try asicfs(["create", outer, "signed.asice", "extra.txt"]))

@@ -1,4 +1,5 @@
 import Foundation
+import TestTools
 import XCTest
 
 /// A manifest need not be UTF-8: XML declares its encoding, and the reference implementation
@@ -37,9 +38,9 @@ final class ManifestEncodingTests: CLITestCase {
             try makeContainer(container, manifestCodec: codec)
             XCTAssertEqual(try dataFileNames(container), Self.files.map(\.0), codec)
         }
-        // UTF-7 can write "<!" as "+ADwAIQ-": the corpus's entity bomb, spelled so, is refused as
-        // what it is (before, libxml2 met it with the DOCTYPE check passed).
-        let bomb = String(decoding: try read(Self.packageRoot.path + "/Tests/Fixtures/libdigidocpp/xml-bomb-attr.xml"), as: UTF8.self)
+        // UTF-7 can write "<!" as "+ADwAIQ-": an entity bomb, spelled so, is refused as what it
+        // is (before, libxml2 met it with the DOCTYPE check passed).
+        let bomb = TestContainers.xmlBombInAttribute
         let doctype = String(bomb[bomb.range(of: "<!DOCTYPE")!.lowerBound..<bomb.range(of: "]>")!.upperBound])
         let hidden = path("utf7-bomb.asice")
         try makeContainer(hidden, manifestCodec: "utf-7", doctype: doctype, mediaType: "&ent9;", hideMarkupStart: true)

@@ -3,7 +3,7 @@ import TestTools
 import XCTest
 
 /// `asicfs sign` and `asicfs verify` end to end: the real binary, the loopback test PKI, TSA and
-/// OCSP (contrib/testpki), and the reference implementation's containers.
+/// OCSP (contrib/testpki), and trusted lists made for that PKI (contrib/testpki/mklists.py).
 final class SignVerifyTests: CLITestCase {
     nonisolated(unsafe) static var shared: SharedTestServices!
     static var services: TestServices? { shared.services }
@@ -17,7 +17,52 @@ final class SignVerifyTests: CLITestCase {
         ["-o", "tsa-url=\(services.tsaURL)", "-o", "tsl=none", "-o", "trust-anchors=\(services.pki.root)",
          "-o", "cache-dir=\(Self.folder)/cache"]
     }
-    var corpus: String { Self.packageRoot.path + "/Tests/Fixtures/libdigidocpp/" }
+
+    /// Test lists trusting the PKI's CA, OCSP responder and TSA, made in the test's folder.
+    func trustLists(caQualifier: String? = nil) throws -> TestTrustLists {
+        try TestTrustLists.make(for: services.pki, in: root.path + "/lists-\(caQualifier ?? "qscd")", caQualifier: caQualifier)
+    }
+
+    /// An ASiC-S of test1.txt time-stamped by the loopback TSA; returns it and the token's time.
+    func timeStampedASiCS() throws -> (path: String, time: String) {
+        let token = try TestContainers.timeStampToken(over: TestContainers.payload, tsaURL: services.tsaURL, in: root.path)
+        try TestContainers.timeStamped(path("test.asics"), token: token)
+        let tst = try write("token.tst", token, in: root)
+        let text = try runTool("/usr/bin/openssl", ["ts", "-reply", "-token_in", "-in", tst, "-text"])
+        let line = try XCTUnwrap(text.stdout.split(separator: "\n").first { $0.hasPrefix("Time stamp: ") }, text.stdout)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "MMM d HH:mm:ss yyyy zzz"
+        let spoken = line.dropFirst("Time stamp: ".count).split(separator: " ").joined(separator: " ")
+        let date = try XCTUnwrap(formatter.date(from: spoken), String(spoken))
+        let iso = ISO8601DateFormatter()
+        return (path("test.asics"), iso.string(from: date))
+    }
+
+    /// `source` with the signer's certificate in KeyInfo and SigningCertificate swapped for
+    /// another person's (the revoked test signer, same key type): the signature value was made
+    /// by a key that is not the named signer's.
+    func keySubstituted(_ source: String) throws -> String {
+        let forged = path("forged_lt.asice")
+        let result = try runTool("/usr/bin/env", ["python3", "-c", """
+            import base64, hashlib, subprocess, sys, zipfile
+            def der(pem): return subprocess.run(['openssl', 'x509', '-in', pem, '-outform', 'DER'], capture_output=True, check=True).stdout
+            signer, other = der(sys.argv[3]), der(sys.argv[4])
+            b64 = lambda data: base64.b64encode(data).decode()
+            with zipfile.ZipFile(sys.argv[1]) as old, zipfile.ZipFile(sys.argv[2], 'w') as new:
+                for info in old.infolist():
+                    data = old.read(info)
+                    if info.filename == 'META-INF/signatures0.xml':
+                        text = data.decode()
+                        assert b64(signer) in text
+                        text = text.replace(b64(signer), b64(other))
+                        text = text.replace(b64(hashlib.sha256(signer).digest()), b64(hashlib.sha256(other).digest()))
+                        data = text.encode()
+                    new.writestr(info, data)
+            """, source, forged, services.pki.signer, services.pki.revoked])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return forged
+    }
 
     func unsignedContainer() throws -> String {
         let files = [try write("contract.txt", "the contract\n"), try write(Self.awkwardName, "awkward\n"),
@@ -174,7 +219,7 @@ final class SignVerifyTests: CLITestCase {
         assertFailure(try asicfs(["remove", container, "--signature", "x"]), status: 2, mentions: ["signature number"])
         assertFailure(try asicfs(["remove", container, "contract.txt", "--signature", "0"]), status: 2, mentions: ["CONTAINER only"])
         XCTAssertEqual(try read(container), before, "refusals change nothing")
-        assertFailure(try asicfs(["remove", corpus + "test.asics", "--signature", "0"]), mentions: ["ASiC-S"])
+        assertFailure(try asicfs(["remove", try timeStampedASiCS().path, "--signature", "0"]), mentions: ["ASiC-S"])
     }
 
     /// `asicfs extend`: an archive time-stamp for the LT signature, one line, VALID after.
@@ -224,13 +269,14 @@ final class SignVerifyTests: CLITestCase {
         assertSuccess(try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)",
                                   "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings))
         assertSuccess(try asicfs(["verify", container, "--warnings=error"] + settings))
-        // The reference's trust-list scenario with a CA that is not on a QSCD: "OK (NonQSCD)",
-        // and "FAILED (NonQSCD)" with --warnings=error.
-        let nonQSCD = ["-o", "tsl=\(corpus)EE_T-no_QCSD.xml", "-o", "tsl-cert=\(corpus)TSL.crt", "-o", "cache-dir=\(Self.folder)/cache"]
-        let warned = try asicfs(["verify", corpus + "tsl.asice"] + nonQSCD)
+        // A trusted list whose CA's keys are not on a qualified device (QCNoQSCD), the reference's
+        // scenario: "OK (NonQSCD)", and "FAILED (NonQSCD)" with --warnings=error.
+        let nonQSCD = try trustLists(caQualifier: "QCNoQSCD").settings(cache: root.path + "/cache-noqscd")
+        let warned = try asicfs(["verify", container] + nonQSCD)
         assertSuccess(warned)
+        XCTAssertTrue(warned.stdout.contains("NonQSCD"), warned.stdout)
         XCTAssertTrue(warned.stdout.hasSuffix("Result: VALID_WITH_WARNINGS\n"), warned.stdout)
-        let strict = try asicfs(["verify", corpus + "tsl.asice", "--warnings=error"] + nonQSCD)
+        let strict = try asicfs(["verify", container, "--warnings=error"] + nonQSCD)
         XCTAssertEqual(strict.status, 1, strict.stdout)
         XCTAssertTrue(strict.stdout.hasSuffix("Result: VALID_WITH_WARNINGS\n"), strict.stdout)
         assertFailure(try asicfs(["verify", container, "--warnings=maybe"] + settings), status: 2, mentions: ["--warnings takes error or ignore"])
@@ -359,26 +405,33 @@ final class SignVerifyTests: CLITestCase {
         }
     }
 
-    func testVerifyVerdictsOfTheReferenceContainers() throws {
-        let trust = ["-o", "tsl=\(corpus)TSL.xml", "-o", "tsl-cert=\(corpus)TSL.crt", "-o", "cache-dir=\(Self.folder)/cache"]
-        let valid = try asicfs(["verify", corpus + "tsl.asice"] + trust)
+    /// The verdicts of the reference's container shapes, trust from test lists: an LT signature,
+    /// one whose signer's key was substituted, a time-stamped ASiC-S, and no trust at all.
+    func testVerifyVerdictsOfTheReferenceShapes() throws {
+        let signed = path("signed.asice")
+        try FileManager.default.moveItem(atPath: try unsignedContainer(), toPath: signed)
+        assertSuccess(try asicfs(["sign", signed, "--method", "pkcs12", "file=\(services.pki.signerP12)",
+                                  "passphrase-file=\(try passphraseFile(TestPKI.passphrase))"] + settings))
+        let trust = try trustLists().settings(cache: root.path + "/cache-lists")
+        let valid = try asicfs(["verify", signed] + trust)
         assertSuccess(valid)
         XCTAssertTrue(valid.stdout.hasSuffix("Result: VALID\n"), valid.stdout)
-        let forged = try asicfs(["verify", corpus + "forged_lt.asice"] + trust)
+        let forged = try asicfs(["verify", try keySubstituted(signed)] + trust)
         XCTAssertEqual(forged.status, 1)
         XCTAssertTrue(forged.stdout.contains("Failed to validate signature"), forged.stdout)
         XCTAssertTrue(forged.stdout.hasSuffix("Result: INVALID\n"), forged.stdout)
-        let timestamped = try asicfs(["verify", corpus + "test.asics"] + trust)
+        let asics = try timeStampedASiCS()
+        let timestamped = try asicfs(["verify", asics.path] + trust)
         assertSuccess(timestamped)
-        XCTAssertTrue(timestamped.stdout.contains("time-stamp       2016-11-02T11:07:45Z"), timestamped.stdout)
-        let untrusted = try asicfs(["verify", corpus + "tsl.asice", "-o", "tsl=none"])
+        XCTAssertTrue(timestamped.stdout.contains("time-stamp       \(asics.time)"), asics.time + "\n" + timestamped.stdout)
+        let untrusted = try asicfs(["verify", signed, "-o", "tsl=none"])
         XCTAssertEqual(untrusted.status, 1)
         XCTAssertTrue(untrusted.stdout.hasSuffix("Result: INDETERMINATE\n"), untrusted.stdout)
         let unsigned = try asicfs(["verify", try unsignedContainer(), "-o", "tsl=none"])
         XCTAssertEqual(unsigned.status, 1)
         XCTAssertTrue(unsigned.stdout.contains("no signatures"), unsigned.stdout)
         assertFailure(try asicfs(["verify", path("missing.asice")]), mentions: ["missing.asice"])
-        assertFailure(try asicfs(["verify", corpus + "tsl.asice", corpus + "test.asice"]), status: 2,
+        assertFailure(try asicfs(["verify", signed, asics.path]), status: 2,
                       mentions: ["verify takes one CONTAINER"])
     }
 }

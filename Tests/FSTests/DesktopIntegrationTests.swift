@@ -182,7 +182,9 @@ final class DesktopIntegrationTests: XCTestCase {
         let xdg = try Shell.run("/usr/bin/xdg-mime", ["query", "filetype", fixture.folder + "/named.bdoc"],
                                 environment: environment.merging(["XDG_CURRENT_DESKTOP": "GNOME"]) { $1 })
         XCTAssertEqual(xdg.stdout, "application/vnd.etsi.asic-e+zip\n", xdg.stderr)
-        let asics = try Shell.run("/usr/bin/gio", ["info", "-a", "standard::content-type", MountFixture.corpusFile("test.asics")], environment: environment)
+        let timeStamped = fixture.folder + "/test.asics"
+        try MountFixture.makeTimeStamped(timeStamped, Self.shared)
+        let asics = try Shell.run("/usr/bin/gio", ["info", "-a", "standard::content-type", timeStamped], environment: environment)
         XCTAssertTrue(asics.stdout.contains("application/vnd.etsi.asic-s+zip"), asics.stdout + asics.stderr)
     }
 }

@@ -6,6 +6,10 @@ import XCTest
 /// container that fails it takes the mount away while `asicfs mount` reports why. The test
 /// hook ASICFS_TEST_HOLD_MOUNT_CHECK holds the check, so the window is deterministic.
 final class MountCheckTests: XCTestCase {
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    override class func setUp() { shared = SharedTestServices(label: "fs-check") }
+    override class func tearDown() { shared.stop() }
+
     /// The daemonized `asicfs mount` (no -f), started with the check held.
     private struct HeldMount {
         let pid: pid_t
@@ -62,7 +66,7 @@ final class MountCheckTests: XCTestCase {
     func testTheMountAnswersWhileTheCheckRunsAndRequestsWaitForIt() throws {
         let fixture = try MountFixture(self)
         // Signed: its root is not writable once checked, while the provisional root is.
-        try FileManager.default.copyItem(atPath: MountFixture.corpusFile("tsl.asice"), toPath: fixture.container)
+        try MountFixture.makeSigned(fixture.container, Self.shared)
         let mount = try HeldMount(fixture, container: fixture.container)
         addTeardownBlock { unlink(mount.hold) }
 
@@ -146,7 +150,7 @@ final class MountCheckTests: XCTestCase {
 
     func testAForegroundMountReportsAFailedCheckTheSameWay() throws {
         let fixture = try MountFixture(self)
-        try FileManager.default.copyItem(atPath: MountFixture.corpusFile("dot.asice"), toPath: fixture.container)
+        try TestContainers.withDotName(fixture.container)
         let result = try Shell.run(MountFixture.binary, ["mount", "-f", fixture.container, fixture.mountpoint])
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)

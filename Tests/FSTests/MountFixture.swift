@@ -22,7 +22,22 @@ final class MountFixture {
         return packageRoot + "/.build/debug/asicfs"
     }()
 
-    static func corpusFile(_ name: String) -> String { packageRoot + "/Tests/Fixtures/libdigidocpp/" + name }
+    /// The text of the one data file, test.txt, of `makeSigned`.
+    static let signedText = Data("signed text\n".utf8)
+
+    /// A container at `path` holding test.txt, signed (LT) with the test PKI by the binary under test.
+    static func makeSigned(_ path: String, _ shared: SharedTestServices) throws {
+        guard let services = shared.services else { throw ShellError("the loopback TSA/OCSP services: \(shared.failure ?? "")") }
+        try SignedTestContainers.make(path, files: [("test.txt", signedText)], binary: binary, services: services)
+    }
+
+    /// An ASiC-S at `path` of one data file, time-stamped by the loopback TSA.
+    static func makeTimeStamped(_ path: String, _ shared: SharedTestServices, dataFile: String = "test1.txt",
+                                data: Data = TestContainers.payload) throws {
+        guard let services = shared.services else { throw ShellError("the loopback TSA: \(shared.failure ?? "")") }
+        let token = try TestContainers.timeStampToken(over: data, tsaURL: services.tsaURL, in: shared.folder)
+        try TestContainers.timeStamped(path, dataFile: dataFile, data: data, token: token)
+    }
 
     let folder: String
     let container: String

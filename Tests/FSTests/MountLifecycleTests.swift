@@ -11,7 +11,9 @@ final class MountLifecycleTests: XCTestCase {
         XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
         XCTAssertTrue(result.stderr.contains("not a valid ZIP file"), result.stderr)
         XCTAssertFalse(fixture.isMounted)
-        let corpus = try Shell.run(MountFixture.binary, ["mount", MountFixture.corpusFile("dot.asice"), fixture.mountpoint])
+        let dot = fixture.folder + "/dot.asice"
+        try TestContainers.withDotName(dot)
+        let corpus = try Shell.run(MountFixture.binary, ["mount", dot, fixture.mountpoint])
         XCTAssertEqual(corpus.status, 1)
         XCTAssertTrue(corpus.stderr.contains("'.' path segment"), corpus.stderr)
         XCTAssertFalse(fixture.isMounted)

@@ -58,7 +58,7 @@ final class MountReadTests: XCTestCase {
 
     func testNamesWithSlashesAppearAsSubfolders() throws {
         let fixture = try MountFixture(self)
-        try FileManager.default.copyItem(atPath: MountFixture.corpusFile("asice-path.asice"), toPath: fixture.container)
+        try TestContainers.withSubfolderEntry(fixture.container)
         try fixture.mount()
         var isFolder: ObjCBool = false
         XCTAssertTrue(FileManager.default.fileExists(atPath: fixture.path("folder"), isDirectory: &isFolder))

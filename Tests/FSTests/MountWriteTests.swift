@@ -3,6 +3,10 @@ import XCTest
 
 /// Changing an unsigned container through a real mount, and the refusals on a signed one.
 final class MountWriteTests: XCTestCase {
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    override class func setUp() { shared = SharedTestServices(label: "fs-write") }
+    override class func tearDown() { shared.stop() }
+
     private func newMount() throws -> MountFixture {
         let fixture = try MountFixture(self)
         try writeFile(Array("alpha\n".utf8), fixture.folder + "/a.txt")
@@ -220,7 +224,7 @@ final class MountWriteTests: XCTestCase {
 
     func testASignedContainerRefusesEveryChangeWithEPERM() throws {
         let fixture = try MountFixture(self)
-        try FileManager.default.copyItem(atPath: MountFixture.corpusFile("tsl.asice"), toPath: fixture.container)
+        try MountFixture.makeSigned(fixture.container, Self.shared)
         let before = try readFile(fixture.container)
         try fixture.mount()
         let m = fixture.mountpoint

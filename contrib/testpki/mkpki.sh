@@ -150,7 +150,7 @@ cert ocsp-tm ocsp-tm.key "/C=EE/O=asicfs test/CN=TEST of asicfs OCSP TIME-MARK R
 key P-256 tsa.key
 cert tsa tsa.key "/C=EE/O=asicfs test/CN=TEST of asicfs TSA 2025" root.pem root.key tsa_ext 12288
 echo 01 > tsaserial
-# Signers of a test list of trusted lists and of the trusted list it points to (mktl.py), RSA
+# Signers of a test list of trusted lists and of the trusted list it points to (mklists.py, mktrustlist.py), RSA
 # like the Estonian test lists' signer, self-signed as such signers are.
 for signer in lotl-signer tl-signer; do
   openssl req -new -x509 -newkey rsa:2048 -nodes -keyout "$signer.key" -subj "/C=EE/CN=TEST of asicfs $signer" \
