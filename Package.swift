@@ -67,7 +67,7 @@ let package = Package(
         // Benchmark harness (run by `make bench`, not by CI).
         .executableTarget(name: "asicfs-bench", dependencies: ["ASiC", "Crypto", "Signing"], path: "Benchmarks/asicfs-bench"),
 
-        // Test data shared by the test targets lives in Tests/Fixtures (see its READMEs).
+        // The tests make their own data: Tests/TestTools and contrib/testpki (no copied files).
         .testTarget(name: "ASiCTests", dependencies: ["ASiC", "Crypto", "TestTools"]),
         // Helpers shared by the test targets (running real programs).
         .target(name: "TestTools", path: "Tests/TestTools"),
