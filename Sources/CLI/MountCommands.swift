@@ -106,6 +106,11 @@ enum UnmountCommand {
         }
         let mountpoint = String(cString: resolved)
         free(resolved)
+        // fusermount3 run by root unmounts anything (a tmpfs, a bind mount): only ours are ours.
+        if let type = Unmount.filesystemType(at: mountpoint), type != Unmount.asicfsType {
+            throw MountFailure("\(mountpoint) is not an asicfs mount (it is \(type)); use umount(8) for it")
+        }
+        try MountRegistry.checkFolder()
         let daemon = MountRegistry.daemon(for: mountpoint)
         MountRegistry.forgetOutcome(for: mountpoint)
         if let daemon, !daemon.isRunning, !Unmount.isMounted(mountpoint) {

@@ -4,7 +4,8 @@ import Foundation
 import Signing
 
 /// Where `asicfs open` mounts: `$XDG_RUNTIME_DIR/asicfs/NAME` (a private, per-login folder that
-/// is emptied at logout), else `/tmp/asicfs-UID/NAME`.
+/// is emptied at logout), else `/tmp/asicfs-UID/NAME`; either folder is used only when it is
+/// private to the user (`PrivateFolder`).
 enum OpenFolders {
     static var base: String {
         let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
@@ -49,6 +50,7 @@ let openCommand = Command(
         free(resolved)
         let (mountpoint, mounted) = OpenFolders.mountpoint(for: container)
         if !mounted {
+            try PrivateFolder.ensure(OpenFolders.base)
             guard (try? FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true,
                                                              attributes: [.posixPermissions: 0o700])) != nil else {
                 throw ContainerError.io(path: mountpoint, operation: "cannot make the folder", errno: errno)

@@ -118,8 +118,16 @@ public final class ContainerFileSystem: @unchecked Sendable {
         // One user of a container at a time: held while this mount (or browse folder) has it
         // open; a mount takes it before it mounts (`lock`) and its daemon keeps it across the
         // fork until it exits.
-        containerLock = try lock ?? ContainerLock.acquire(containerPath)
-        snapshot = try Container.open(containerPath)
+        let held = try lock ?? ContainerLock.acquire(containerPath)
+        containerLock = held
+        do {
+            snapshot = try Container.open(containerPath)
+        } catch {
+            // A container that fails to open is not ours to keep locked (browse mode shows it as
+            // the file it is, and opens it again once it changes).
+            held.release()
+            throw error
+        }
         spoolFolder = Self.spoolFolder(forContainer: containerPath, daemon: getpid())
         if !lazySpoolFolder {
             Self.removeStaleSpools(in: PathText.folder(of: containerPath), base: PathText.lastComponent(of: containerPath))
