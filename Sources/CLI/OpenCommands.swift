@@ -8,8 +8,7 @@ import Signing
 /// private to the user (`PrivateFolder`).
 enum OpenFolders {
     static var base: String {
-        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-        return (runtime.map { $0 + "/asicfs" }) ?? "/tmp/asicfs-\(getuid())"
+        PrivateFolder.runtimeDirectory.map { $0 + "/asicfs" } ?? "/tmp/asicfs-\(getuid())"
     }
 
     /// The folder for `container`: the one it is mounted on already, else NAME (or "NAME (2)", …

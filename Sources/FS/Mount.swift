@@ -254,8 +254,7 @@ private final class FuseHandle: @unchecked Sendable {
 /// saved, and where it leaves the outcome of its final save.
 public enum MountRegistry {
     static var folder: String {
-        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        return "\(base)/asicfs-\(getuid())"
+        "\(PrivateFolder.runtimeDirectory ?? "/tmp")/asicfs-\(getuid())"
     }
 
     /// Makes the folder of records if needed and checks that it is private to this user

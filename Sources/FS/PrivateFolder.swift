@@ -8,9 +8,19 @@ import Foundation
 /// OpenSSH and tmux do, the folder is made with mode 0700 and used only when it is a real folder
 /// (not followed if a symlink), owned by this user, with no permission bits for group or others.
 public enum PrivateFolder {
-    /// Makes `path` if it is not there, and returns it once it has checked it as above.
+    /// XDG_RUNTIME_DIR, when set: the session's own folder, which only its user can use.
+    public static var runtimeDirectory: String? {
+        ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Makes `path` if it is not there (and the folders above it when it is inside
+    /// XDG_RUNTIME_DIR, which is trusted as it is), and returns it once it has checked it as above.
     @discardableResult
     public static func ensure(_ path: String) throws -> String {
+        if let runtime = runtimeDirectory, path.hasPrefix(runtime + "/"), access(PathText.parent(of: path), F_OK) != 0 {
+            try? FileManager.default.createDirectory(atPath: PathText.parent(of: path), withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o700])
+        }
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw ContainerError.io(path: path, operation: "cannot make the folder", errno: errno)
         }
