@@ -110,8 +110,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         containerExtension(Substring(PathText.lastComponent(of: relative))).map(creatableExtensions.contains) ?? false
     }
 
-    /// Our own spool folders (`.NAME.asicfs-spool-PID`) are not shown.
-    static func isHidden(_ name: String) -> Bool { name.hasPrefix(".") && name.contains(".asicfs-spool-") }
+    /// Our own spool folders (`.NAME.asicfs-spool-PID-XXXXXX`) are not shown.
+    static func isHidden(_ name: String) -> Bool { SpoolFolder.isSpoolFolderName(name) }
 
     /// Whether a regular file with a container's name is a container: known, or its first bytes.
     func looksLikeContainer(_ relative: String, _ status: stat) -> Bool {
