@@ -16,6 +16,8 @@ let mountCommand = Command(
     container is read-only (EPERM). The mount is private to you unless -o allow_other.
     The mount point answers at once, and what is inside waits until the container is checked;
     mount returns then, or fails with the check's error and leaves nothing mounted.
+    A mount point that holds the container's folder (or, in browse mode, one inside
+    DIRECTORY) is refused: the mount would hide what it serves from its own daemon.
 
     Browse mode (a DIRECTORY): every .asice, .sce, .bdoc and .asics file below it (any case)
     that is a container is a folder laid out as above (.asics read-only); everything else is
@@ -77,6 +79,7 @@ let umountCommand = Command(
     summary: "unmount, and wait until the container is saved",
     details: """
     Runs fusermount3 -u, then waits for the asicfs daemon to finish saving and exit.
+    Only asicfs mounts (type fuse.asicfs) are unmounted; anything else is refused.
     Unmounting cancels a running signing. When the mount is busy only because readers wait in
     .asicfs/status/wait or status/<method> for that signing, umount cancels it (as
     "echo cancel > .asicfs/sign/METHOD" does; the readers get the "failed: ... cancelled" line)

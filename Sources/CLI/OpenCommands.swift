@@ -32,8 +32,10 @@ let openCommand = Command(
     summary: "mount a container for the desktop and open it in the file manager",
     details: """
     Mounts CONTAINER on $XDG_RUNTIME_DIR/asicfs/NAME (NAME is the file's name; the folder is
-    made if needed), or finds the mount it has already, and opens that folder with xdg-open
-    when a desktop session is present (DISPLAY or WAYLAND_DISPLAY). Prints the folder. This is
+    made if needed; without XDG_RUNTIME_DIR, /tmp/asicfs-UID/NAME, used only when that is a
+    real folder of yours with mode 0700), or finds the mount it has already, and opens that
+    folder with xdg-open when a desktop session is present (DISPLAY or WAYLAND_DISPLAY).
+    Prints the folder. This is
     what the desktop file (double-click on a .asice file) runs; `asicfs close` unmounts.
     -f keeps the mount in the foreground (the systemd user unit asicfs@.service uses it).
     """,
@@ -77,7 +79,7 @@ let closeCommand = Command(
     summary: "unmount what `open` mounted, once it is saved",
     details: """
     Unmounts the mount of CONTAINER (or MOUNTPOINT), waiting until the container is saved, as
-    `asicfs umount` does, and removes the folder `open` made for it.
+    `asicfs umount` does (only asicfs mounts), and removes the folder `open` made for it.
     """,
     options: [],
     run: { arguments, _ in
