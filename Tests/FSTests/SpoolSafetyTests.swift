@@ -123,4 +123,29 @@ final class SpoolSafetyTests: XCTestCase {
         let left = try FileManager.default.contentsOfDirectory(atPath: fixture.folder).filter { $0.contains(".asicfs-") }
         XCTAssertEqual(left, [])
     }
+
+    /// The spool folder a killed daemon left (random suffix and all) is named by `asicfs umount`,
+    /// and the next mount of the container removes it.
+    func testAKilledDaemonsSpoolFolderIsNamedByUmountAndRemovedByTheNextMount() throws {
+        let fixture = try MountFixture(self)
+        try writeFile(Array("a".utf8), fixture.folder + "/a.txt")
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, fixture.folder + "/a.txt"]).status, 0)
+        try fixture.mount()
+        let daemon = try XCTUnwrap(fixture.pid)
+        let writer = try HeldWriter(fixture.path("big.bin"), size: Self.size, in: fixture.folder)
+        XCTAssertEqual(fixture.signal(SIGKILL), 128 + SIGKILL)
+        _ = writer.release()  // its close fails: the mount is gone
+        XCTAssertTrue(eventually(30) { !fixture.isMounted }, "auto_unmount removed the mount of the killed daemon")
+        let spools = try FileManager.default.contentsOfDirectory(atPath: fixture.folder).filter { $0.contains(".asicfs-spool-") }
+        XCTAssertEqual(spools.count, 1, "\(spools)")
+        let left = fixture.folder + "/" + (spools.first ?? "none")
+        XCTAssertTrue(left.hasPrefix(fixture.folder + "/.container.asice.asicfs-spool-\(daemon)-"), left)
+        let umount = try Shell.run(MountFixture.binary, ["umount", fixture.mountpoint])
+        XCTAssertEqual(umount.status, 1)
+        XCTAssertTrue(umount.stderr.contains("over 64 KiB are in \(left) "), umount.stderr)
+        try fixture.mount()
+        XCTAssertEqual(try readFile(fixture.path("a.txt")), Array("a".utf8))  // answered once the check is done
+        XCTAssertFalse(FileManager.default.fileExists(atPath: left), "the next mount removed it")
+        try fixture.unmount()
+    }
 }
