@@ -148,4 +148,30 @@ final class SpoolSafetyTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: left), "the next mount removed it")
         try fixture.unmount()
     }
+
+    /// A2 in browse mode, where the daemon may be root: another user who can write a folder of
+    /// the tree plants `.NAME.asicfs-spool-PID` there (PID: the daemon's; browse mode makes a
+    /// container's spool folder at its first write) pointing at a folder only root may write.
+    /// The daemon made its spool files there, with root's rights.
+    func testABrowseDaemonNeverWritesThroughAPlantedSpoolName() throws {
+        let fixture = try BrowseFixture(self)
+        let attacker = try OtherUser.ensure("asicfs-test2")
+        try fixture.makeContainer("shared/c.asice", ["one.txt": "1"])
+        XCTAssertEqual(chmod(fixture.mount.folder, 0o755), 0)
+        XCTAssertEqual(chmod(fixture.tree, 0o755), 0)
+        XCTAssertEqual(chmod(fixture.real("shared"), 0o1777), 0)
+        let rootOnly = fixture.mount.folder + "/root-only"
+        try FileManager.default.createDirectory(atPath: rootOnly, withIntermediateDirectories: true)
+        XCTAssertEqual(chmod(rootOnly, 0o700), 0)
+        try fixture.start(["allow_other"])
+        let planted = fixture.real("shared/.c.asice.asicfs-spool-\(fixture.mount.pid ?? 0)")
+        XCTAssertEqual(try attacker.sh("ln -s \"$1\" \"$2\"", [rootOnly, planted]).status, 0)
+        let writer = try HeldWriter(fixture.path("shared/c.asice/big.bin"), size: Self.size, in: fixture.mount.folder)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: rootOnly), [], "nothing is written through the planted link")
+        XCTAssertEqual(writer.release(), 0)
+        try fixture.mount.unmount()
+        XCTAssertEqual(try containerContents(fixture.real("shared/c.asice"))["big.bin"],
+                       [UInt8](repeating: UInt8(ascii: "A"), count: Self.size))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: rootOnly), [])
+    }
 }
