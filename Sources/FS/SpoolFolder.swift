@@ -45,7 +45,7 @@ final class SpoolFolder: @unchecked Sendable {
         guard bytes.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw ContainerError.io(path: template, operation: "cannot create", errno: errno)
         }
-        let made = String(cString: bytes)
+        let made = String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let fd = open(made, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         var st = stat()
         guard fd >= 0, fstat(fd, &st) == 0 else {
@@ -124,7 +124,7 @@ final class SpoolFolder: @unchecked Sendable {
         guard bytes.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw ContainerError.io(path: container, operation: "cannot make a folder for the unsaved files of", errno: errno)
         }
-        return String(cString: bytes)
+        return String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     // MARK: - What killed daemons left
