@@ -11,7 +11,9 @@ public enum AtomicSave {
     static func replace(_ path: String, body: (PosixFile) throws -> Void) throws -> FileIdentity {
         let target = resolvedTarget(path)
         let folder = PathText.folder(of: target)
-        let base = PathText.lastComponent(of: target)
+        // A container name near NAME_MAX is cut short in the temporary's name (it only has to be
+        // recognisable); the pid and the random part keep it unique and unpredictable.
+        let base = PathText.shortened(PathText.lastComponent(of: target), leavingRoomFor: temporaryAddedLength)
         removeStaleTemporaries(in: folder, base: base)
 
         var original = stat()
@@ -67,6 +69,9 @@ public enum AtomicSave {
         let numbers = name[marker.upperBound...].dropLast(4).split(separator: "-", omittingEmptySubsequences: false)
         return numbers.count == 2 && numbers.allSatisfy { !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }
     }
+    /// What a temporary's name adds to the container's: "." + ".asicfs-" + pid (up to 10 digits)
+    /// + "-" + a random UInt32 (up to 10 digits) + ".tmp".
+    private static let temporaryAddedLength = 1 + 8 + 10 + 1 + 10 + 4
 
     /// Follows a symbolic link so that saving replaces the file it points to, not the link.
     static func resolvedTarget(_ path: String) -> String {

@@ -6,6 +6,10 @@ public struct NewDataFile: Sendable {
     public var sourcePath: String
     /// The bytes themselves, for small files held in memory (then `sourcePath` is only a label).
     public var bytes: [UInt8]?
+    /// The file already open (a mount's spool): read through this descriptor, never by looking
+    /// `sourcePath` up again, which another user may have swapped meanwhile (then `sourcePath`
+    /// is only a label).
+    public var openFile: PosixFile?
     public var mediaType: String
     public var modified: Date?
     /// Where the save can get the source's CRC-32 and SHA-256 without hashing it again (a file
@@ -135,7 +139,10 @@ public struct ContainerEdit {
         try EntryName.validateDataFileName(file.name)
         var st = stat()
         // In-memory files have no source on disk to check.
-        if file.bytes == nil {
+        if let open = file.openFile {
+            st = try open.status()
+            guard st.st_mode & S_IFMT == S_IFREG else { throw ContainerError.notRegularFile(file.sourcePath) }
+        } else if file.bytes == nil {
             guard stat(file.sourcePath, &st) == 0 else {
                 throw ContainerError.io(path: file.sourcePath, operation: "cannot read", errno: errno)
             }
@@ -302,6 +309,7 @@ private struct ContainerWriter {
             if case .new(let file) = item {
                 var st = stat()
                 if let bytes = file.bytes { return sum + Int64(bytes.count) }
+                if let open = file.openFile { return sum + ((try? open.size()) ?? 0) }
                 return sum + (stat(file.sourcePath, &st) == 0 ? Int64(st.st_size) : 0)
             }
             return sum
@@ -420,7 +428,7 @@ private struct ContainerWriter {
     }
 
     private func writeNew(streamedFrom file: NewDataFile, _ writer: ZipWriter, doneBefore: Int64, total: Int64) throws -> ZipEntry {
-        let source = try PosixFile.openForReading(file.sourcePath)
+        let source = try file.openFile ?? PosixFile.openForReading(file.sourcePath)
         let size = try source.size()
         TestGate.hold(TestGate.dataWriteGate)
         return try writer.write(

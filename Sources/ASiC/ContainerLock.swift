@@ -11,8 +11,15 @@ public final class ContainerLock: @unchecked Sendable {
     public let path: String
     private var fd: Int32
 
-    /// The locks this process holds, by path: a save must move the right one.
-    private static let held = Mutex<[String: ContainerLock]>([:])
+    /// The locks this process holds, by path: a save must move the right one. Held weakly: the
+    /// table never keeps a lock alive, so no lock's deinit (which takes this mutex) can ever run
+    /// while the mutex is held, when an entry is replaced or removed.
+    private static let held = Mutex<[String: WeakLock]>([:])
+
+    private final class WeakLock: @unchecked Sendable {
+        weak var lock: ContainerLock?
+        init(_ lock: ContainerLock) { self.lock = lock }
+    }
 
     private init(path: String, fd: Int32) {
         self.path = path
@@ -39,7 +46,7 @@ public final class ContainerLock: @unchecked Sendable {
             var locked = stat(), current = stat()
             if fstat(fd, &locked) == 0, stat(path, &current) == 0, locked.st_ino == current.st_ino, locked.st_dev == current.st_dev {
                 let lock = ContainerLock(path: path, fd: fd)
-                held.withLock { $0[path] = lock }
+                held.withLock { $0[path] = WeakLock(lock) }
                 return lock
             }
             close(fd)
@@ -49,8 +56,9 @@ public final class ContainerLock: @unchecked Sendable {
 
     /// Gives the lock up (also done at exit by the kernel).
     public func release() {
+        // In deinit the weak reference already reads nil: an entry that leads nowhere goes too.
         Self.held.withLock { locks in
-            if locks[path] === self { locks[path] = nil }
+            if let entry = locks[path], entry.lock == nil || entry.lock === self { locks[path] = nil }
         }
         if fd >= 0 { close(fd) }
         fd = -1
@@ -60,7 +68,7 @@ public final class ContainerLock: @unchecked Sendable {
     /// `target`, the temporary is locked too (no one else has it open yet), and once it is in
     /// place `finish` makes it the held file. Returns nil when there is no lock to move.
     static func moveLock(of target: String, to temporary: PosixFile) -> (finish: () -> Void, abandon: () -> Void)? {
-        guard let lock = held.withLock({ $0[target] }) else { return nil }
+        guard let lock = held.withLock({ $0[target]?.lock }) else { return nil }
         let fd = fcntl(temporary.fd, F_DUPFD_CLOEXEC, 0)
         guard fd >= 0, flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             if fd >= 0 { close(fd) }

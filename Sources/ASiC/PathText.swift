@@ -31,4 +31,18 @@ public enum PathText {
         guard let slash = trimmed.lastIndex(of: "/") else { return String(trimmed) }
         return String(trimmed[trimmed.index(after: slash)...])
     }
+
+    /// The longest a name in a folder may be, in bytes (NAME_MAX on Linux).
+    public static let nameMax = 255
+
+    /// `name`, cut at a character boundary so that `extra` more bytes still fit in a name: temporary
+    /// and spool names put a container's name before their own suffix, and a container name near
+    /// NAME_MAX must not push them past it.
+    public static func shortened(_ name: String, leavingRoomFor extra: Int) -> String {
+        let room = max(0, nameMax - extra)
+        guard name.utf8.count > room else { return name }
+        var kept = Substring(name)
+        while kept.utf8.count > room { kept.removeLast() }
+        return String(kept)
+    }
 }

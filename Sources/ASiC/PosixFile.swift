@@ -34,6 +34,15 @@ public final class PosixFile: @unchecked Sendable {
         return PosixFile(path: path, fd: fd)
     }
 
+    /// Creates the new file `name` inside the folder open as `folder` (a descriptor: the folder's
+    /// path is not looked up again, so a folder renamed or replaced meanwhile changes nothing),
+    /// never following a symlink. `path` names it in messages.
+    public static func createExclusive(named name: String, in folder: Int32, path: String, mode: mode_t = 0o600) throws -> PosixFile {
+        let fd = openat(folder, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw ContainerError.io(path: path, operation: "cannot create", errno: errno) }
+        return PosixFile(path: path, fd: fd)
+    }
+
     public func size() throws -> Int64 {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw ContainerError.io(path: path, operation: "cannot stat", errno: errno) }

@@ -18,6 +18,8 @@ let mountCommand = Command(
     The mount is private to you unless -o allow_other.
     The mount point answers at once, and what is inside waits until the container is checked;
     mount returns then, or fails with the check's error and leaves nothing mounted.
+    A mount point that holds the container's folder (or, in browse mode, one inside
+    DIRECTORY) is refused: the mount would hide what it serves from its own daemon.
 
     Browse mode (a DIRECTORY): every .asice, .sce, .bdoc and .asics file below it (any case)
     that is a container is a folder laid out as above (.asics read-only); everything else is
@@ -84,6 +86,7 @@ let umountCommand = Command(
     summary: "unmount, and wait until the container is saved",
     details: """
     Runs fusermount3 -u, then waits for the asicfs daemon to finish saving and exit.
+    Only asicfs mounts (type fuse.asicfs) are unmounted; anything else is refused.
     Unmounting cancels a running signing. When the mount is busy only because readers wait in
     .asicfs/status/wait or status/<method> for that signing, umount cancels it (as
     "echo cancel > .asicfs/sign/METHOD" does; the readers get the "failed: ... cancelled" line)
@@ -113,6 +116,11 @@ enum UnmountCommand {
         }
         let mountpoint = String(cString: resolved)
         free(resolved)
+        // fusermount3 run by root unmounts anything (a tmpfs, a bind mount): only ours are ours.
+        if let type = Unmount.filesystemType(at: mountpoint), type != Unmount.asicfsType {
+            throw MountFailure("\(mountpoint) is not an asicfs mount (it is \(type)); use umount(8) for it")
+        }
+        try MountRegistry.checkFolder()
         let daemon = MountRegistry.daemon(for: mountpoint)
         MountRegistry.forgetOutcome(for: mountpoint)
         if let daemon, !daemon.isRunning, !Unmount.isMounted(mountpoint) {
@@ -168,8 +176,8 @@ enum UnmountCommand {
 
     /// Where the files a killed daemon had received are, if it left any.
     private static func spoolNote(_ daemon: MountRegistry.Daemon) -> String {
-        let folder = ContainerFileSystem.spoolFolder(forContainer: daemon.container, daemon: daemon.pid)
-        guard let left = try? FileManager.default.contentsOfDirectory(atPath: folder), !left.isEmpty else { return "" }
+        guard let folder = ContainerFileSystem.spoolFoldersLeft(forContainer: daemon.container, daemon: daemon.pid).first,
+              let left = try? FileManager.default.contentsOfDirectory(atPath: folder), !left.isEmpty else { return "" }
         return "; the files it had received over 64 KiB are in \(folder) (without their names), until the next mount of the container removes them"
     }
 }

@@ -4,11 +4,11 @@ import Foundation
 import Signing
 
 /// Where `asicfs open` mounts: `$XDG_RUNTIME_DIR/asicfs/NAME` (a private, per-login folder that
-/// is emptied at logout), else `/tmp/asicfs-UID/NAME`.
+/// is emptied at logout), else `/tmp/asicfs-UID/NAME`; either folder is used only when it is
+/// private to the user (`PrivateFolder`).
 enum OpenFolders {
     static var base: String {
-        let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-        return (runtime.map { $0 + "/asicfs" }) ?? "/tmp/asicfs-\(getuid())"
+        PrivateFolder.runtimeDirectory.map { $0 + "/asicfs" } ?? "/tmp/asicfs-\(getuid())"
     }
 
     /// The folder for `container`: the one it is mounted on already, else NAME (or "NAME (2)", …
@@ -32,8 +32,10 @@ let openCommand = Command(
     summary: "mount a container for the desktop and open it in the file manager",
     details: """
     Mounts CONTAINER on $XDG_RUNTIME_DIR/asicfs/NAME (NAME is the file's name; the folder is
-    made if needed), or finds the mount it has already, and opens that folder with xdg-open
-    when a desktop session is present (DISPLAY or WAYLAND_DISPLAY). Prints the folder. This is
+    made if needed; without XDG_RUNTIME_DIR, /tmp/asicfs-UID/NAME, used only when that is a
+    real folder of yours with mode 0700), or finds the mount it has already, and opens that
+    folder with xdg-open when a desktop session is present (DISPLAY or WAYLAND_DISPLAY).
+    Prints the folder. This is
     what the desktop file (double-click on a .asice file) runs; `asicfs close` unmounts.
     -f keeps the mount in the foreground (the systemd user unit asicfs@.service uses it).
     """,
@@ -49,6 +51,7 @@ let openCommand = Command(
         free(resolved)
         let (mountpoint, mounted) = OpenFolders.mountpoint(for: container)
         if !mounted {
+            try PrivateFolder.ensure(OpenFolders.base)
             guard (try? FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true,
                                                              attributes: [.posixPermissions: 0o700])) != nil else {
                 throw ContainerError.io(path: mountpoint, operation: "cannot make the folder", errno: errno)
@@ -76,7 +79,7 @@ let closeCommand = Command(
     summary: "unmount what `open` mounted, once it is saved",
     details: """
     Unmounts the mount of CONTAINER (or MOUNTPOINT), waiting until the container is saved, as
-    `asicfs umount` does, and removes the folder `open` made for it.
+    `asicfs umount` does (only asicfs mounts), and removes the folder `open` made for it.
     """,
     options: [],
     run: { arguments, _ in

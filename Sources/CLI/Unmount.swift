@@ -42,11 +42,22 @@ enum Unmount {
     }
 
     /// Whether the kernel has a mount on exactly this path (dead FUSE mounts included).
-    static func isMounted(_ mountpoint: String) -> Bool {
-        guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return false }
-        return table.split(separator: "\n").contains { line in
-            line.split(separator: " ").dropFirst(4).first.map { unescapeMountinfo(String($0)) } == mountpoint
+    static func isMounted(_ mountpoint: String) -> Bool { filesystemType(at: mountpoint) != nil }
+
+    /// What asicfs mounts show as their type in /proc/self/mountinfo (fuse + subtype=asicfs).
+    static let asicfsType = "fuse.asicfs"
+
+    /// The type of the filesystem mounted on exactly this path (the topmost one, where mounts are
+    /// stacked: the last line), or nil when nothing is.
+    static func filesystemType(at mountpoint: String) -> String? {
+        guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return nil }
+        var found: String?
+        for line in table.split(separator: "\n") {
+            guard line.split(separator: " ").dropFirst(4).first.map({ unescapeMountinfo(String($0)) }) == mountpoint,
+                  let tail = line.range(of: " - ") else { continue }
+            found = line[tail.upperBound...].split(separator: " ").first.map(String.init) ?? ""
         }
+        return found
     }
 
     /// mountinfo writes space, tab, newline and backslash in paths as octal escapes.

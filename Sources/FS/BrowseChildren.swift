@@ -170,7 +170,7 @@ final class BrowseChildren: @unchecked Sendable {
             if let status, verdict(relative, status) == false { return nil }
             let folder = PathText.parent(of: relative)
             if lock.withLock({ cleanedFolders.insert(folder).inserted }) {
-                ContainerFileSystem.removeStaleSpools(in: folder.isEmpty ? root : root + "/" + folder, base: nil)
+                SpoolFolder.removeStale(in: folder.isEmpty ? root : root + "/" + folder, base: nil)
             }
             let fileSystem: ContainerFileSystem
             do {

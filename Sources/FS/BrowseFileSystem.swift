@@ -128,10 +128,10 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         containerExtension(Substring(PathText.lastComponent(of: relative))).map(creatableExtensions.contains) ?? false
     }
 
-    /// Our own spool folders (`.NAME.asicfs-spool-PID`) and save temporaries (a daemon killed
-    /// mid-save leaves one; the next save beside it removes it) are not shown.
+    /// Our own spool folders (`.NAME.asicfs-spool-PID-XXXXXX`) and save temporaries (a daemon
+    /// killed mid-save leaves one; the next save beside it removes it) are not shown.
     static func isHidden(_ name: String) -> Bool {
-        (name.hasPrefix(".") && name.contains(".asicfs-spool-")) || AtomicSave.isTemporaryName(name)
+        SpoolFolder.isSpoolFolderName(name) || AtomicSave.isTemporaryName(name)
     }
 
     /// Whether a regular file with a container's name is a container: known, or its first bytes.

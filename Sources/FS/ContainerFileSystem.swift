@@ -22,7 +22,6 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     public let containerPath: String
     public let readOnly: Bool
-    let spoolFolder: String
     let mountedAt = Date()
 
     private let lock = NSLock()
@@ -48,7 +47,6 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private var removedWhileOpen: [String: Entry] = [:]
     private var handles: [UInt64: Handle] = [:]
     private var nextHandle: UInt64 = 1
-    private var spoolCounter = 0
     private var pendingChanges = false
     /// Bumped by every change to the view: a save knows whether changes came in while it ran.
     private var changeCount: UInt64 = 0
@@ -125,12 +123,19 @@ public final class ContainerFileSystem: @unchecked Sendable {
         // One user of a container at a time: held while this mount (or browse folder) has it
         // open; a mount takes it before it mounts (`lock`) and its daemon keeps it across the
         // fork until it exits.
-        containerLock = try lock ?? ContainerLock.acquire(containerPath)
-        snapshot = try Container.open(containerPath)
-        spoolFolder = Self.spoolFolder(forContainer: containerPath, daemon: getpid())
+        let held = try lock ?? ContainerLock.acquire(containerPath)
+        containerLock = held
+        do {
+            snapshot = try Container.open(containerPath)
+        } catch {
+            // A container that fails to open is not ours to keep locked (browse mode shows it as
+            // the file it is, and opens it again once it changes).
+            held.release()
+            throw error
+        }
         if !lazySpoolFolder {
-            Self.removeStaleSpools(in: PathText.folder(of: containerPath), base: PathText.lastComponent(of: containerPath))
-            if !readOnly { try makeSpoolFolder() }
+            SpoolFolder.removeStale(in: PathText.folder(of: containerPath), base: PathText.lastComponent(of: containerPath))
+            if !readOnly { _ = try spoolFolder() }
         }
         resetView()
         // Made now, before any FUSE thread can race to make them.
@@ -138,21 +143,19 @@ public final class ContainerFileSystem: @unchecked Sendable {
         _ = signing
     }
 
-    deinit { rmdir(spoolFolder) }
+    /// Where spool files go (made when first needed; the caller holds `lock` after init).
+    private var spools: SpoolFolder?
 
-    private var spoolFolderMade = false
-
-    private func makeSpoolFolder() throws {
-        guard !spoolFolderMade else { return }
-        guard mkdir(spoolFolder, 0o700) == 0 || errno == EEXIST else {
-            throw ContainerError.io(path: spoolFolder, operation: "cannot create", errno: errno)
-        }
-        spoolFolderMade = true
+    private func spoolFolder() throws -> SpoolFolder {
+        if let spools { return spools }
+        let made = try SpoolFolder.make(forContainer: containerPath)
+        spools = made
+        return made
     }
 
-    /// Where the daemon `pid` keeps the files written into the mount until they are saved.
-    public static func spoolFolder(forContainer containerPath: String, daemon pid: Int32) -> String {
-        "\(PathText.folder(of: containerPath))/.\(PathText.lastComponent(of: containerPath)).asicfs-spool-\(pid)"
+    /// The spool folders the daemon `pid` left beside `containerPath` (a killed daemon's).
+    public static func spoolFoldersLeft(forContainer containerPath: String, daemon pid: Int32) -> [String] {
+        SpoolFolder.leftBehind(forContainer: containerPath, daemon: pid)
     }
 
     private func resetView() {
@@ -160,18 +163,6 @@ public final class ContainerFileSystem: @unchecked Sendable {
         temporaries = []
         order = OrderedNames(snapshot.dataFiles.map(\.name))
         for file in snapshot.dataFiles { view[file.name] = .stored(file, modified: nil) }
-    }
-
-    /// A daemon killed with SIGKILL leaves its spool folder behind; remove those whose process is
-    /// gone (for the container named `base`, or for every container in `folder` when nil).
-    static func removeStaleSpools(in folder: String, base: String?) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        for name in names where name.hasPrefix(".") {
-            guard let marker = name.range(of: ".asicfs-spool-", options: .backwards),
-                  base.map({ name[..<marker.lowerBound] == ".\($0)" }) ?? true,
-                  let pid = Int32(name[marker.upperBound...]) else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(atPath: "\(folder)/\(name)") }
-        }
     }
 
     // MARK: - State shared with the control folder
@@ -523,11 +514,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
-    private func newSpool() throws -> Spool {
-        try makeSpoolFolder()
-        spoolCounter += 1
-        return Spool(path: "\(spoolFolder)/\(spoolCounter)")
-    }
+    private func newSpool() throws -> Spool { Spool(in: try spoolFolder()) }
 
     /// The spool holding `name`'s bytes, made from the container's copy if needed (the caller holds `lock`).
     private func spoolFor(_ name: String, entry: Entry, truncate: Bool) throws -> Spool {
@@ -996,16 +983,22 @@ public final class ContainerFileSystem: @unchecked Sendable {
         lock.withLock {
             handleLock.withLock { handles.removeAll() }
             for (name, entry) in view { if case .spooled = entry { view[name] = nil } }
+            spools?.removeAll()
         }
-        try? FileManager.default.removeItem(atPath: spoolFolder)
         return nil
     }
 
-    /// Moves every file that is not in the container yet into `<container>.asicfs-unsaved-<time>/`:
-    /// spool files are renamed there (no space needed), small in-memory ones are written.
+    /// Moves every file that is not in the container yet into a new private folder
+    /// `<container>.asicfs-unsaved-<time>-XXXXXX/` (`SpoolFolder.makeRescueFolder`): spool files
+    /// are renamed there (no space needed), small in-memory ones are written.
     /// Returns a sentence saying where they are and what, if anything, could not be kept.
     private func rescueUnsavedFiles() -> String {
-        let folder = "\(containerPath).asicfs-unsaved-\(Int(Date().timeIntervalSince1970))"
+        let folder: String
+        do { folder = try SpoolFolder.makeRescueFolder(forContainer: containerPath) } catch {
+            let kept = lock.withLock { spools?.keepForRescue(forContainer: containerPath) }
+            return "the unsaved files could not be kept (\(error))"
+                + (kept.map { " (the raw spool files, for files over 64 KiB, are in \($0))" } ?? "")
+        }
         var lost: [String] = []
         lock.withLock {
             // Editor temporaries are not kept: they were never going to be saved.
@@ -1015,7 +1008,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
                 let target = folder + "/" + name
                 try? FileManager.default.createDirectory(atPath: PathText.folder(of: target), withIntermediateDirectories: true)
                 if spool.isOnDisk {
-                    if Glibc.rename(spool.path, target) != 0 { lost.append(name) }
+                    if !spool.moveFile(to: target) { lost.append(name) }
                     continue
                 }
                 do {
@@ -1031,14 +1024,13 @@ public final class ContainerFileSystem: @unchecked Sendable {
             }
         }
         if lost.isEmpty {
-            try? FileManager.default.removeItem(atPath: spoolFolder)
+            lock.withLock { spools?.removeAll() }
             return "the unsaved files are in \(folder)"
         }
         // Keep whatever is still in the spool folder: renamed, so no later mount cleans it away.
-        let kept = "\(folder)-spool"
-        let spoolKept = Glibc.rename(spoolFolder, kept) == 0
+        let kept = lock.withLock { spools?.keep(as: "\(folder)-spool") == true }
         return "the unsaved files are in \(folder), except \(lost.joined(separator: ", ")), which could not be written there"
-            + (spoolKept ? " (the raw spool files, for files over 64 KiB, are in \(kept))" : "")
+            + (kept ? " (the raw spool files, for files over 64 KiB, are in \(folder)-spool)" : "")
     }
 
     // MARK: - Filesystem

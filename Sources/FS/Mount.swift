@@ -49,6 +49,7 @@ public enum Mounter {
         }
         request.mountpoint = String(cString: mountpoint)
         free(mountpoint)
+        try MountRegistry.checkFolder()
         var st = stat()
         guard stat(request.mountpoint, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else {
             throw ContainerError.io(path: request.mountpoint, operation: "cannot mount on", errno: ENOTDIR)
@@ -66,6 +67,7 @@ public enum Mounter {
         }
         request.container = String(cString: containerPath)
         free(containerPath)
+        try MountPlacement.check(container: request.container, mountpoint: request.mountpoint, browsing: browsing)
 
         // Trust files the configuration names are read now (a bad path fails the mount); the
         // built-in LOTL signers and the trusted lists only when a signature is first validated
@@ -152,7 +154,10 @@ public enum Mounter {
             source.start { path in invalidateKernelCache(handle.fuse, path) }
         }
         // Signalled when the check thread has done everything (it uses the session until then).
-        let checkEnded = DispatchSemaphore(value: check == nil ? 1 : 0)
+        // It starts at 0 either way: libdispatch traps when a semaphore is disposed of below the
+        // value it was made with, which killed every browse daemon at exit (SIGILL).
+        let checkEnded = DispatchSemaphore(value: 0)
+        if check == nil { checkEnded.signal() }
         if let check {
             let loopThread = pthread_self()
             let thread = Thread {
@@ -249,9 +254,12 @@ private final class FuseHandle: @unchecked Sendable {
 /// saved, and where it leaves the outcome of its final save.
 public enum MountRegistry {
     static var folder: String {
-        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        return "\(base)/asicfs-\(getuid())"
+        "\(PrivateFolder.runtimeDirectory ?? "/tmp")/asicfs-\(getuid())"
     }
+
+    /// Makes the folder of records if needed and checks that it is private to this user
+    /// (`PrivateFolder`): its records are trusted only then.
+    public static func checkFolder() throws { try PrivateFolder.ensure(folder) }
 
     public static func pidFile(for mountpoint: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -290,7 +298,8 @@ public enum MountRegistry {
     public static func forgetOutcome(for mountpoint: String) { unlink(outcomeFile(for: mountpoint)) }
 
     static func record(pid: Int32, container: String, at file: String) {
-        mkdir(folder, 0o700)
+        // Checked before the mount was made (`Mounter.run`).
+        guard (try? checkFolder()) != nil else { return }
         try? "\(pid)\n\(container)\n".write(toFile: file, atomically: true, encoding: .utf8)
     }
 

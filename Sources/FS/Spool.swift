@@ -5,11 +5,14 @@ import Foundation
 /// memory, which spares the filesystem an inode per file when many small files are copied in;
 /// larger ones live in a private file on the container's own filesystem (so a full disk shows
 /// up as ENOSPC on `write`, and nothing big is ever held in memory) until a commit moves the
-/// bytes into the container.
+/// bytes into the container. That file is made in the mount's `SpoolFolder`, and everything
+/// reads it through the descriptor that wrote it, never by its path.
 final class Spool: @unchecked Sendable {
     static let memoryLimit = 64 << 10
 
-    let path: String
+    private let folder: SpoolFolder
+    /// The spool file's name in `folder`, once there is one.
+    private var fileName: String?
     private var memory: [UInt8]? = []
     private var file: PosixFile?
     private(set) var size: Int64 = 0
@@ -29,32 +32,44 @@ final class Spool: @unchecked Sendable {
     /// The bytes' digest, computed in the background while they arrive in order.
     let digest = SpoolDigest()
 
-    init(path: String, modified: Date = Date()) {
-        self.path = path
+    init(in folder: SpoolFolder, modified: Date = Date()) {
+        self.folder = folder
         self.modified = modified
     }
 
-    deinit { if file != nil { unlink(path) } }
+    deinit { if let fileName { folder.removeFile(fileName) } }
 
-    /// True when the bytes are in the spool file (at `path`), not in memory.
+    /// True when the bytes are in the spool file, not in memory.
     var isOnDisk: Bool { file != nil }
 
-    /// Where a commit takes the bytes from.
+    /// A name for messages.
+    private var label: String { fileName.map { "\(folder.path)/\($0)" } ?? folder.path }
+
+    /// Where a commit takes the bytes from: memory, or the open spool file.
     var source: NewDataFile {
-        if let memory { return NewDataFile(bytes: memory, name: path) }
-        var file = NewDataFile(sourcePath: path)
-        file.digest = digest
-        return file
+        if let memory { return NewDataFile(bytes: memory, name: label) }
+        var source = NewDataFile(sourcePath: label)
+        source.openFile = file
+        source.digest = digest
+        return source
+    }
+
+    /// Moves the spool file out to `target` (a rescue at unmount); false when it could not.
+    func moveFile(to target: String) -> Bool {
+        guard let fileName, folder.moveFile(fileName, to: target) else { return false }
+        self.fileName = nil
+        return true
     }
 
     /// Moves the bytes from memory into the spool file.
     private func spill() throws {
         guard let memory else { return }
-        let created = try PosixFile.createExclusive(path)
+        let (name, created) = try folder.createFile()
+        fileName = name
         try memory.withUnsafeBytes { try created.write($0, at: 0) }
         file = created
         self.memory = nil
-        digest.spilled(to: path)
+        digest.spilled(to: created)
     }
 
     func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws {
@@ -103,7 +118,7 @@ final class Spool: @unchecked Sendable {
             return count
         }
         let n = pread(file!.fd, buffer.baseAddress, count, off_t(offset))
-        if n < 0 { throw ContainerError.io(path: path, operation: "cannot read", errno: errno) }
+        if n < 0 { throw ContainerError.io(path: label, operation: "cannot read", errno: errno) }
         return n
     }
 }

@@ -49,9 +49,9 @@ final class SpoolDigest: ContentDigestSource, @unchecked Sendable {
     /// A write failed: the bytes are not what was sent.
     func giveUp() { lock.withLock { inOrder = false } }
 
-    /// The spool moved from memory into its file at `path`: hashing can start.
-    func spilled(to path: String) {
-        let opened = open(path, O_RDONLY | O_CLOEXEC)
+    /// The spool moved from memory into its file: hashing can start (through a descriptor of its own).
+    func spilled(to file: PosixFile) {
+        let opened = fcntl(file.fd, F_DUPFD_CLOEXEC, 0)
         lock.withLock {
             if opened < 0 { inOrder = false } else { fd = opened }
             requested = frontier

@@ -6,11 +6,13 @@ import XCTest
 /// arrive in order, and given up for anything else (the save then hashes the bytes itself).
 final class SpoolDigestTests: XCTestCase {
     private var folder = ""
+    private var spools: SpoolFolder!
 
     override func setUpWithError() throws {
         folder = NSTemporaryDirectory() + "asicfs-spooldigest-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         addTeardownBlock { [folder] in try? FileManager.default.removeItem(atPath: folder) }
+        spools = try SpoolFolder.make(forContainer: folder + "/container.asice")
     }
 
     /// 5 MiB and a bit of varied bytes, written in 128 KiB pieces (as cp writes through FUSE).
@@ -36,7 +38,7 @@ final class SpoolDigestTests: XCTestCase {
     }
 
     func testBytesWrittenInOrderAreHashedWhileTheyArrive() throws {
-        let spool = Spool(path: folder + "/in-order")
+        let spool = Spool(in: spools)
         try writeInOrder(spool, upTo: bytes.count)
         XCTAssertTrue(spool.isOnDisk)
         XCTAssertEqual(spool.digest.digest(ofSize: Int64(bytes.count)), expected)
@@ -46,12 +48,12 @@ final class SpoolDigestTests: XCTestCase {
     }
 
     func testAWriteOutOfOrderGivesTheDigestUp() throws {
-        let spool = Spool(path: folder + "/rewritten")
+        let spool = Spool(in: spools)
         try writeInOrder(spool, upTo: bytes.count)
         try write(spool, 1000..<2000)  // the same bytes again, but not at the end
         XCTAssertNil(spool.digest.digest(ofSize: Int64(bytes.count)))
 
-        let gap = Spool(path: folder + "/gap")
+        let gap = Spool(in: spools)
         try writeInOrder(gap, upTo: 1 << 20)
         try write(gap, (2 << 20)..<bytes.count)
         try write(gap, (1 << 20)..<(2 << 20))
@@ -59,12 +61,12 @@ final class SpoolDigestTests: XCTestCase {
     }
 
     func testATruncationOrAWriteAfterTheDigestWasTakenGivesItUp() throws {
-        let truncated = Spool(path: folder + "/truncated")
+        let truncated = Spool(in: spools)
         try writeInOrder(truncated, upTo: bytes.count)
         try truncated.truncate(to: 3 << 20)
         XCTAssertNil(truncated.digest.digest(ofSize: 3 << 20))
 
-        let appended = Spool(path: folder + "/appended")
+        let appended = Spool(in: spools)
         try writeInOrder(appended, upTo: 3 << 20)
         XCTAssertNotNil(appended.digest.digest(ofSize: 3 << 20))
         try write(appended, (3 << 20)..<bytes.count)
@@ -72,7 +74,7 @@ final class SpoolDigestTests: XCTestCase {
     }
 
     func testASpoolThatStaysInMemoryNeedsNoDigest() throws {
-        let small = Spool(path: folder + "/small")
+        let small = Spool(in: spools)
         try write(small, 0..<1000)
         XCTAssertFalse(small.isOnDisk)
         XCTAssertNotNil(small.source.bytes)

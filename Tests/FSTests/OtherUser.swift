@@ -1,0 +1,72 @@
+import Foundation
+import TestTools
+import XCTest
+
+/// A second, unprivileged account on this machine (made on first use with useradd, no home,
+/// no login shell): the other user of a shared folder, who plants things for asicfs to trip on,
+/// or the user asicfs runs as.
+struct OtherUser {
+    let name: String
+    let uid: uid_t
+    let gid: gid_t
+
+    /// The account `name`, made if it is not there yet (other test runs may make it at the same time).
+    static func ensure(_ name: String) throws -> OtherUser {
+        if let found = lookup(name) { return found }
+        let made = try Shell.run("/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                                                         "--user-group", name])
+        guard let found = lookup(name) else { throw MountError("useradd \(name) failed: \(made.stderr)") }
+        return found
+    }
+
+    private static func lookup(_ name: String) -> OtherUser? {
+        guard let entry = getpwnam(name) else { return nil }
+        return OtherUser(name: name, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+    }
+
+    /// setpriv's arguments that make the rest of the command line run as this user.
+    var setprivArguments: [String] { ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups"] }
+
+    /// Runs a shell script as this user.
+    @discardableResult
+    func sh(_ script: String, _ arguments: [String] = []) throws -> Shell.Output {
+        try Shell.run("/usr/bin/setpriv", setprivArguments + ["/bin/sh", "-c", script, "sh"] + arguments)
+    }
+}
+
+/// Lazily unmounts whatever is still mounted at or below `folder` (a test whose refusal did not
+/// happen on the old code leaves a mount behind), and kills the asicfs daemons serving them.
+func unmountEverything(below folder: String) {
+    guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return }
+    let points = table.split(separator: "\n").compactMap { line -> String? in
+        let fields = line.split(separator: " ")
+        guard fields.count > 4 else { return nil }
+        let point = String(fields[4])
+        return point == folder || point.hasPrefix(folder + "/") ? point : nil
+    }
+    for point in points.reversed() {
+        _ = try? Shell.run("/bin/umount", ["-l", point])
+    }
+}
+
+/// Ends a FUSE mount whose daemon is wedged on its own mount (its requests never get an answer):
+/// aborts the kernel's connection (fusectl), which fails every waiting request, then detaches the
+/// mount. Killing the daemon alone leaves its threads stuck in the kernel.
+func abortFuseMounts(below folder: String) {
+    guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return }
+    var st = stat()
+    if stat("/sys/fs/fuse/connections/", &st) != 0 || (try? FileManager.default.contentsOfDirectory(atPath: "/sys/fs/fuse/connections"))?.isEmpty ?? true {
+        _ = try? Shell.run("/bin/mount", ["-t", "fusectl", "fusectl", "/sys/fs/fuse/connections"])
+    }
+    for line in table.split(separator: "\n") {
+        let fields = line.split(separator: " ")
+        guard fields.count > 4, String(fields[4]) == folder || String(fields[4]).hasPrefix(folder + "/"),
+              line.contains(" - fuse"), let minor = fields[2].split(separator: ":").last else { continue }
+        let abort = open("/sys/fs/fuse/connections/\(minor)/abort", O_WRONLY)
+        if abort >= 0 {
+            _ = write(abort, "1", 1)
+            close(abort)
+        }
+    }
+    unmountEverything(below: folder)
+}
