@@ -7,7 +7,9 @@ import XAdES
 /// Validation of the mounted container's signatures for the `status` and `report` files. It runs
 /// when one of them is first opened (never at mount time), at most once per snapshot: readers
 /// that come while it runs wait for that run instead of starting another. Only the opening
-/// thread waits; no lock that other operations need is held meanwhile.
+/// thread waits; no lock that other operations need is held meanwhile. Requests that must never
+/// wait (getxattr: the trusted list may be a black-holed download) ask `reportIfReady`, which
+/// starts the run in the background instead.
 final class ValidationCache: @unchecked Sendable {
     private let environment: SignatureEnvironment
     private let condition = NSCondition()
@@ -44,7 +46,21 @@ final class ValidationCache: @unchecked Sendable {
         return report
     }
 
-    /// The report if this generation has been validated already (for sizes in `ls -l`).
+    /// The report if this generation has been validated already; else nil, and the validation
+    /// starts on a background thread (unless one runs) so that a later call finds it.
+    func reportIfReady(for snapshot: Container, generation: UInt64) -> ContainerReport? {
+        let start: Bool = condition.withLock {
+            if cached?.generation == generation { return false }
+            return running == nil
+        }
+        if let report = cachedReport(generation: generation) { return report }
+        if start {
+            Thread.detachNewThread { [self] in _ = report(for: snapshot, generation: generation) }
+        }
+        return nil
+    }
+
+    /// The report if this generation has been validated already.
     func cachedReport(generation: UInt64) -> ContainerReport? {
         condition.withLock { cached?.generation == generation ? cached?.report : nil }
     }
