@@ -35,8 +35,12 @@ let openCommand = Command(
     details: """
     Mounts CONTAINER on $XDG_RUNTIME_DIR/asicfs/NAME (NAME is the file's name; the folder is
     made if needed), or finds the mount it has already, and opens that folder with xdg-open
-    when a desktop session is present (DISPLAY or WAYLAND_DISPLAY). Prints the folder. This is
-    what the desktop file (double-click on a .asice file) runs; `asicfs close` unmounts.
+    when a desktop session is present (DISPLAY or WAYLAND_DISPLAY). Prints the folder's path
+    on one line (control characters in NAME are written out: \t, \n). This is what the desktop
+    file (double-click on a .asice file) runs; `asicfs close` unmounts.
+    A container that cannot be written there (read-only storage) is mounted read-only; a
+    DIRECTORY is mounted in browse mode; stderr says so. A failure is also a desktop
+    notification, and leaves no folder behind.
     -f keeps the mount in the foreground (the systemd user unit asicfs@.service uses it).
     """,
     options: [OptionSpec(names: ["-f", "--foreground"], takesValue: false, help: "mount in the foreground (for systemd)"),
@@ -99,14 +103,15 @@ let closeCommand = Command(
     summary: "unmount what `open` mounted, once it is saved",
     details: """
     Unmounts the mount of CONTAINER (or MOUNTPOINT), waiting until the container is saved, as
-    `asicfs umount` does, and removes the folder `open` made for it.
+    `asicfs umount` does, and removes the folder `open` made for it. A container deleted while
+    mounted is found by the path it had.
     """,
     options: [],
     run: { arguments, _ in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER or MOUNTPOINT")
         let path = try closeTarget(arguments.positionals[0])
         var isFolder: ObjCBool = false
-        FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+        _ = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
         let mountpoint: String
         if isFolder.boolValue {
             mountpoint = path
