@@ -18,23 +18,31 @@ final class OpenAttempt {
         self.configuration = configuration
     }
 
-    /// Runs the open; a non-zero status or an error is notified and undone, then passed on.
+    /// Runs the open; on a failure takes away the folder it made. A non-zero status (the mount
+    /// child failed and said why on stderr) is notified here; an error is thrown on, and the
+    /// command's failure line notified (`notify`, for every failure of open).
     func reportingFailure(_ body: () throws -> Int32) throws -> Int32 {
         do {
             let status = try body()
-            if status != 0 { failed(childReason ?? "asicfs mount ended with status \(status)") }
+            if status != 0 {
+                removeMadeFolder()
+                Self.notify(given: given, reason: childReason ?? "asicfs mount ended with status \(status)",
+                            configuration: configuration)
+            }
             return status
-        } catch let error as ContainerError {
-            failed(error.line(naming: given))
-            throw error
         } catch {
-            failed("\(error)")
+            removeMadeFolder()
             throw error
         }
     }
 
-    private func failed(_ reason: String) {
+    private func removeMadeFolder() {
         if let madeFolder { rmdir(madeFolder) }
+        madeFolder = nil
+    }
+
+    /// "asicfs: cannot open NAME" with the reason, as a desktop notification.
+    static func notify(given: String, reason: String, configuration: Configuration) {
         let name = PrintableText.escaped(PathText.lastComponent(of: given))
         DesktopNotification.show("asicfs: cannot open \(name)", PrintableText.escaped(reason), urgent: true,
                                  configuration: configuration)

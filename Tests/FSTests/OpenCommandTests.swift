@@ -106,6 +106,12 @@ final class OpenCommandTests: XCTestCase {
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(eventually { desktop.notified().contains("cannot open missing.asice") }, desktop.notified())
         XCTAssertEqual(desktop.openFolders(), [])
+
+        // Refused before anything is tried: a setting that does not exist.
+        let setting = try desktop.run(["open", beside + "/broken.asice", "-o", "no-such-setting=1"])
+        XCTAssertEqual(setting.status, 2, setting.stderr)
+        XCTAssertTrue(eventually { desktop.notified().split(separator: "\n").filter { $0.contains("cannot open broken.asice") }.count == 2 },
+                      desktop.notified())
     }
 
     /// One line, the folder's real path, whatever control characters the container's name has.
