@@ -16,6 +16,11 @@ final class ValidationCache: @unchecked Sendable {
     private var cached: (generation: UInt64, report: ContainerReport)?
     /// The snapshot generation being validated now, if any.
     private var running: UInt64?
+    /// The generation queued for a background validation, if any.
+    private var queued: UInt64?
+    /// Background validations run one at a time for the whole mount: a file manager asks every
+    /// container folder it shows, and each may need the network.
+    private static let background = DispatchQueue(label: "asicfs.validation")
 
     init(environment: SignatureEnvironment) { self.environment = environment }
 
@@ -47,15 +52,19 @@ final class ValidationCache: @unchecked Sendable {
     }
 
     /// The report if this generation has been validated already; else nil, and the validation
-    /// starts on a background thread (unless one runs) so that a later call finds it.
+    /// is queued in the background (once) so that a later call finds it.
     func reportIfReady(for snapshot: Container, generation: UInt64) -> ContainerReport? {
         let start: Bool = condition.withLock {
-            if cached?.generation == generation { return false }
-            return running == nil
+            if cached?.generation == generation || running == generation || queued == generation { return false }
+            queued = generation
+            return true
         }
         if let report = cachedReport(generation: generation) { return report }
         if start {
-            Thread.detachNewThread { [self] in _ = report(for: snapshot, generation: generation) }
+            Self.background.async { [self] in
+                _ = report(for: snapshot, generation: generation)
+                condition.withLock { if queued == generation { queued = nil } }
+            }
         }
         return nil
     }
