@@ -5,10 +5,10 @@ import Validation
 /// Signature status where file managers look: extended attributes on the mount's root folder.
 /// `user.asicfs.status` is the container's verdict (VALID, VALID_WITH_WARNINGS, INDETERMINATE,
 /// INVALID), `unsigned`, or `checking` while the validation runs in the background (a getxattr
-/// never waits: file managers ask every folder they show); `user.asicfs.signers` the signers' names, "; " between them. Every
-/// node answers `listxattr` (most with nothing), a `user.` attribute that is not there is
-/// ENODATA, and setting or removing one is ENOTSUP, so `cp -a` and `rsync -aX` out of a mount go
-/// through.
+/// never waits: file managers ask every folder they show); `user.asicfs.signers` the signers'
+/// names, "; " between them. Every node answers `listxattr` (most with nothing), a `user.`
+/// attribute that is not there is ENODATA, and setting or removing one is ENOTSUP, so `cp -a`
+/// and `rsync -aX` out of a mount go through.
 ///
 /// Any other namespace is EOPNOTSUPP: a container keeps no security labels (`security.*`) and
 /// no POSIX ACLs (`system.posix_acl_*`), and that is how a filesystem without them answers.
@@ -37,10 +37,10 @@ extension ContainerFileSystem {
             // Never waits for validation (it may download a trusted list): "checking" until known.
             guard !list.isEmpty else { return Array("unsigned".utf8) }
             let report = control.validationReportIfReady(for: snapshot, generation: generation)
-            return Array((report?.verdict.rawValue ?? Self.checking).utf8)
+            return Array((report.map { $0.signatures.isEmpty ? "unsigned" : $0.verdict.rawValue } ?? Self.checking).utf8)
         default:
-            // The names the signatures carry: known without validating.
-            return Array(list.map(\.signerName).joined(separator: "; ").utf8)
+            // The names in the signers' certificates: known without validating.
+            return Array(list.filter { $0.certificate != nil }.map(\.signerName).joined(separator: "; ").utf8)
         }
     }
 
