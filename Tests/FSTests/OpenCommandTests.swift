@@ -36,15 +36,17 @@ final class OpenCommandTests: XCTestCase {
         func openFolders() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: runtime + "/asicfs")) ?? [] }
     }
 
-    /// Unmounts whatever open mounted under `desktop` when the test ends.
-    func cleanUp(_ desktop: Desktop) {
+    /// Unmounts whatever open mounted under `desktop` when the test ends, then removes `folder`
+    /// (the fixture's own removal may come first, and fails while those mounts are there).
+    func cleanUp(_ desktop: Desktop, removing folder: String) {
         addTeardownBlock {
             for name in desktop.openFolders() {
-                let folder = desktop.runtime + "/asicfs/" + name
-                if (try? Shell.run(MountFixture.binary, ["umount", folder]))?.status != 0 {
-                    _ = try? Shell.run("fusermount3", ["-u", "-z", folder])
+                let mounted = desktop.runtime + "/asicfs/" + name
+                if (try? Shell.run(MountFixture.binary, ["umount", mounted]))?.status != 0 {
+                    _ = try? Shell.run("fusermount3", ["-u", "-z", mounted])
                 }
             }
+            try? FileManager.default.removeItem(atPath: folder)
         }
     }
 
@@ -63,7 +65,7 @@ final class OpenCommandTests: XCTestCase {
     func testAContainerOnReadOnlyStorageOpensReadOnly() throws {
         let fixture = try MountFixture(self)
         let desktop = try Desktop(fixture.folder + "/desktop")
-        cleanUp(desktop)
+        cleanUp(desktop, removing: fixture.folder)
         let storage = fixture.folder + "/storage"
         try FileManager.default.createDirectory(atPath: storage, withIntermediateDirectories: true)
         XCTAssertEqual(try Shell.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", storage]).status, 0)
@@ -90,7 +92,7 @@ final class OpenCommandTests: XCTestCase {
     func testEveryFailedOpenIsANotificationAndLeavesNothingBehind() throws {
         let fixture = try MountFixture(self)
         let desktop = try Desktop(fixture.folder + "/desktop")
-        cleanUp(desktop)
+        cleanUp(desktop, removing: fixture.folder)
         let beside = fixture.folder + "/files"
         try FileManager.default.createDirectory(atPath: beside, withIntermediateDirectories: true)
         try writeFile(Array("not a zip file at all".utf8), beside + "/broken.asice")
@@ -118,7 +120,7 @@ final class OpenCommandTests: XCTestCase {
     func testOpenPrintsTheFolderOnOneLineAndSaysWhenItBrowses() throws {
         let fixture = try MountFixture(self)
         let desktop = try Desktop(fixture.folder + "/desktop")
-        cleanUp(desktop)
+        cleanUp(desktop, removing: fixture.folder)
         let name = "tab\there\\back\nline.asice"
         try makeContainer(fixture.folder + "/" + name, ["a.txt": "a\n"])
         let opened = try desktop.run(["open", fixture.folder + "/" + name, "--no-file-manager"])
@@ -140,7 +142,7 @@ final class OpenCommandTests: XCTestCase {
     func testCloseFindsTheMountOfADeletedContainer() throws {
         let fixture = try MountFixture(self)
         let desktop = try Desktop(fixture.folder + "/desktop")
-        cleanUp(desktop)
+        cleanUp(desktop, removing: fixture.folder)
         try makeContainer(fixture.container, ["a.txt": "a\n"])
         let opened = try desktop.run(["open", fixture.container, "--no-file-manager"])
         XCTAssertEqual(opened.status, 0, opened.stderr)
