@@ -84,9 +84,10 @@ public final class ContainerLock: @unchecked Sendable {
     /// "mounted at MP by asicfs (pid N); …" or "in use by NAME (pid N)", from the kernel's
     /// table of locks and the mount table.
     static func holder(of locked: stat, path: String) -> String {
-        guard let pid = lockingProcess(of: locked) else {
+        guard let locker = lockingProcess(of: locked) else {
             return "another program is changing it; try again when it is done"
         }
+        let pid = processHolding(locked) ?? locker
         if let mountpoint = asicfsMountpoint(of: path) {
             return "it is mounted at \(mountpoint) by asicfs (pid \(pid)); unmount it first (asicfs umount \(mountpoint))"
         }
@@ -112,6 +113,26 @@ public final class ContainerLock: @unchecked Sendable {
             guard id.count == 3, UInt64(id[0], radix: 16) == device.major, UInt64(id[1], radix: 16) == device.minor,
                   UInt64(id[2]) == UInt64(locked.st_ino) else { continue }
             return Int32(fields[4])
+        }
+        return nil
+    }
+
+    /// The process that holds the lock now. /proc/locks names the process that took it, which for
+    /// a mount is `asicfs mount` before it forked its daemon and exited; the holder is the one
+    /// with a descriptor of that inode whose fdinfo shows the lock.
+    static func processHolding(_ locked: stat) -> Int32? {
+        guard let processes = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        for process in processes {
+            guard let pid = Int32(process), let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process)/fd") else {
+                continue
+            }
+            for fd in fds {
+                var st = stat()
+                guard stat("/proc/\(process)/fd/\(fd)", &st) == 0, st.st_ino == locked.st_ino, st.st_dev == locked.st_dev,
+                      let info = try? String(contentsOfFile: "/proc/\(process)/fdinfo/\(fd)", encoding: .utf8),
+                      info.contains("FLOCK") else { continue }
+                return pid
+            }
         }
         return nil
     }

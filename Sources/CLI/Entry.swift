@@ -75,9 +75,14 @@ public enum Main {
         }
         var container: String? = nil
         var wantsJSON = false
+        var loadedConfiguration: Configuration? = nil
         /// A failure's line on stderr, and with --json the same as one object on stdout.
         func failed(_ line: String, status: Int32) -> Int32 {
             Terminal.error(line)
+            // The desktop runs `open` without a terminal: every failure is a notification too.
+            if command.name == openCommand.name {
+                OpenAttempt.notify(given: container ?? "", reason: line, configuration: loadedConfiguration ?? Configuration())
+            }
             if wantsJSON { CommandJSON.failure(command.name, container: container, error: line, status: status) }
             return status
         }
@@ -100,6 +105,7 @@ public enum Main {
                 mountOptions = all.filter { !settings.contains($0) }
             }
             let configuration = try Configuration.load(explicitPath: parsed.value("--config"), overrides: settings)
+            loadedConfiguration = configuration
             var context = CommandContext(configuration: configuration, quiet: parsed.has("--quiet"))
             context.mountOptions = mountOptions
             context.settingArguments = (parsed.value("--config").map { ["--config", $0] } ?? []) + settings.flatMap { ["-o", $0] }

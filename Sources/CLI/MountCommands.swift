@@ -35,6 +35,8 @@ let mountCommand = Command(
 
     Mount options (-o, comma-separated or repeated):
       ro             read-only mount
+      nonempty       mount on a folder that is not empty or has a mount on it already
+                     (refused otherwise: the mount would hide what is there)
       create         create an empty container if CONTAINER does not exist
       open-containers=N  browse mode: containers kept open at once (default 64)
       allow_other    let other users see the mount (needs user_allow_other in /etc/fuse.conf)
@@ -55,8 +57,10 @@ let mountCommand = Command(
         var request = MountRequest(container: arguments.positionals[0], mountpoint: arguments.positionals[1])
         request.foreground = arguments.has("--foreground")
         request.configuration = context.configuration
+        var mountsOverAnything = false
         for option in context.mountOptions {
             switch option {
+            case MountPointCheck.option: mountsOverAnything = true
             case "ro": request.readOnly = true
             case "rw": request.readOnly = false
             case "create": request.createIfMissing = true
@@ -77,6 +81,7 @@ let mountCommand = Command(
             default: request.fuseOptions.append(option)
             }
         }
+        if !mountsOverAnything { try MountPointCheck.requireUnused(request.mountpoint) }
         return try Mounter.run(request)
     })
 

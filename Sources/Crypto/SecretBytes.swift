@@ -12,11 +12,21 @@ public final class SecretBytes: @unchecked Sendable, CustomStringConvertible {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw CryptoError("cannot read the passphrase file \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
+        // A folder opens, and reading it fails: that must not pass for an empty passphrase.
+        var status = stat()
+        if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            throw CryptoError("cannot read the passphrase file \(path): it is a folder")
+        }
         var bytes = [UInt8](repeating: 0, count: 4096)
         var used = 0
         while used < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + used, $0.count - used) }
             if n < 0 && errno == EINTR { continue }
+            if n < 0 {
+                let code = errno
+                Self.zero(&bytes)
+                throw CryptoError("cannot read the passphrase file \(path): \(String(cString: strerror(code)))")
+            }
             guard n > 0 else { break }
             used += n
         }

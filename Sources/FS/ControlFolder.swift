@@ -70,6 +70,11 @@ final class ControlFolder: @unchecked Sendable {
         validation.report(for: snapshot, generation: generation)
     }
 
+    /// The report if it is known; else nil, and it is worked out in the background.
+    func validationReportIfReady(for snapshot: Container, generation: UInt64) -> ContainerReport? {
+        validation.reportIfReady(for: snapshot, generation: generation)
+    }
+
     /// The signatures of the current snapshot, parsed once per snapshot.
     private func signatures() -> (generation: UInt64, snapshot: Container, list: [SignatureSummary]) {
         let (snapshot, generation) = fileSystem.currentSnapshotAndGeneration
@@ -151,16 +156,18 @@ final class ControlFolder: @unchecked Sendable {
         case .file(let file):
             let size: Int
             switch file {
-            // Blocking or costly content: no size until it is known (reads use direct_io anyway;
-            // readers that trust the size, as Foundation does, then read to the end).
+            // Blocking or costly content: no size, ever (reads use direct_io anyway; readers
+            // that trust the size, as Foundation does, then read to the end). A size that
+            // changed once validated would make `tar` say "file changed as we read it".
             case .wait, .methodStatus: size = 0
-            case .signature(let index, let part) where part.needsValidation:
-                size = cachedSignaturePart(index, part)?.count ?? 0
+            case .signature(_, let part) where part.needsValidation: size = 0
             default: size = content(file).count
             }
             var permissions: UInt16 = 0o444
             if file.isRequest, !fileSystem.readOnly { permissions = 0o644 }
-            return NodeAttributes(kind: .file, size: Int64(size), permissions: permissions, modified: Date(), isDynamic: true)
+            // A stable time: copying tools compare it before and after reading.
+            return NodeAttributes(kind: .file, size: Int64(size), permissions: permissions, modified: fileSystem.mountedAt,
+                                  isDynamic: true)
         }
     }
 
@@ -169,7 +176,9 @@ final class ControlFolder: @unchecked Sendable {
         switch folder {
         case .root: return ["README", "container", "sign", "signatures", "status"]
         case .sign: return SigningMethod.allCases.map(\.rawValue)
-        case .status: return ["current", "last-error", "wait"] + ControlFile.statusMethods.map(\.rawValue)
+        // `wait` blocks until a signing ends: reachable by name, never listed, so that
+        // `grep -r`, `find -exec cat`, `tar` and indexers walking the mount don't hang on it.
+        case .status: return ["current", "last-error"] + ControlFile.statusMethods.map(\.rawValue)
         case .signatures:
             let list = signatures().list
             return list.indices.map { folderName($0, list[$0]) }
@@ -211,13 +220,6 @@ final class ControlFolder: @unchecked Sendable {
         }
     }
 
-    /// A `status` or `report` already validated for the current snapshot, else nil.
-    private func cachedSignaturePart(_ index: Int, _ part: ControlFile.SignaturePart) -> [UInt8]? {
-        let (generation, _, list) = signatures()
-        guard index < list.count, let report = validation.cachedReport(generation: generation) else { return nil }
-        return validatedPart(list, index, part, report)
-    }
-
     private func validatedPart(_ list: [SignatureSummary], _ index: Int, _ part: ControlFile.SignaturePart,
                                _ report: ContainerReport) -> [UInt8] {
         let summary = list[index]
@@ -231,7 +233,7 @@ final class ControlFolder: @unchecked Sendable {
     private var containerSummary: String {
         let snapshot = fileSystem.currentSnapshot
         let state: String
-        if fileSystem.readOnly { state = "read-only (mounted with -o ro)" }
+        if fileSystem.readOnly { state = "read-only (\(Self.whyReadOnly(snapshot.path)))" }
         else if snapshot.kind == .asicS { state = "read-only (ASiC-S: the data file is time-stamped)" }
         else if snapshot.isSigned { state = "signed: data files cannot change" }
         else if let activity = fileSystem.currentActivity {
@@ -247,6 +249,15 @@ final class ControlFolder: @unchecked Sendable {
         unsaved changes: \(fileSystem.hasPendingChanges ? "yes (saved within seconds, on fsync and at unmount)" : "no")
 
         """
+    }
+
+    /// A read-only mount's reason: the container cannot be written where it is (read-only
+    /// storage: `asicfs open` mounts it read-only then), or -o ro.
+    static func whyReadOnly(_ path: String) -> String {
+        for candidate in [path, PathText.folder(of: path)] where access(candidate, W_OK) != 0 {
+            return "\(PrintableText.escaped(candidate)) cannot be written: \(String(cString: strerror(errno)))"
+        }
+        return "mounted with -o ro"
     }
 
     private func signaturePart(_ signature: SignatureSummary, _ part: ControlFile.SignaturePart) -> [UInt8] {
@@ -379,6 +390,7 @@ final class ControlFolder: @unchecked Sendable {
       current            idle | signing: STEP | waiting-for-user: WHAT |
                          done: SUMMARY | failed: REASON   (one line)
       wait               blocks until no signing runs, then shows how the last one ended
+                         (not listed, so that tools walking the mount don't wait on it)
       last-error         the last error, one line (a refused request or change, a failed
                          signing or save)
       mobile-id, smart-id
@@ -447,7 +459,8 @@ final class ControlFolder: @unchecked Sendable {
     entry the container already has, and a data file renamed to such a name, are saved like
     any other: a name alone never drops data. There is no trash in a
     container: mkdir .Trash fails (EPERM), so delete permanently. The mount's folder has the
-    extended attributes user.asicfs.status and user.asicfs.signers (getfattr -d).
+    extended attributes user.asicfs.status and user.asicfs.signers (getfattr -d); the status
+    reads "checking" while the signatures are validated in the background.
 
     In a browse mount (asicfs mount DIRECTORY MOUNTPOINT) this folder belongs to one
     container folder; every container has its own. Moving a data file to another container

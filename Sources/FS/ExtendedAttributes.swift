@@ -4,10 +4,11 @@ import Validation
 
 /// Signature status where file managers look: extended attributes on the mount's root folder.
 /// `user.asicfs.status` is the container's verdict (VALID, VALID_WITH_WARNINGS, INDETERMINATE,
-/// INVALID) or `unsigned`; `user.asicfs.signers` the signers' names, "; " between them. Every
-/// node answers `listxattr` (most with nothing), a `user.` attribute that is not there is
-/// ENODATA, and setting or removing one is ENOTSUP, so `cp -a` and `rsync -aX` out of a mount go
-/// through.
+/// INVALID), `unsigned`, or `checking` while the validation runs in the background (a getxattr
+/// never waits: file managers ask every folder they show); `user.asicfs.signers` the signers'
+/// names, "; " between them. Every node answers `listxattr` (most with nothing), a `user.`
+/// attribute that is not there is ENODATA, and setting or removing one is ENOTSUP, so `cp -a`
+/// and `rsync -aX` out of a mount go through.
 ///
 /// Any other namespace is EOPNOTSUPP: a container keeps no security labels (`security.*`) and
 /// no POSIX ACLs (`system.posix_acl_*`), and that is how a filesystem without them answers.
@@ -30,22 +31,19 @@ extension ContainerFileSystem {
         let names = try extendedAttributeNames(path)
         guard name.hasPrefix("user.") else { throw FileSystemError(EOPNOTSUPP) }
         guard names.contains(name) else { throw FileSystemError(ENODATA) }
-        let report = control.currentReport()
+        let (generation, snapshot, list) = control.signatureList()
         switch name {
         case Self.statusAttribute:
-            return Array((report.map { $0.signatures.isEmpty ? "unsigned" : $0.verdict.rawValue } ?? "unsigned").utf8)
+            // Never waits for validation (it may download a trusted list): "checking" until known.
+            guard !list.isEmpty else { return Array("unsigned".utf8) }
+            let report = control.validationReportIfReady(for: snapshot, generation: generation)
+            return Array((report.map { $0.signatures.isEmpty ? "unsigned" : $0.verdict.rawValue } ?? Self.checking).utf8)
         default:
-            return Array((report?.signatures.compactMap(\.signerName).joined(separator: "; ") ?? "").utf8)
+            // The names in the signers' certificates: known without validating.
+            return Array(list.filter { $0.certificate != nil }.map(\.signerName).joined(separator: "; ").utf8)
         }
     }
-}
 
-extension ControlFolder {
-    /// The validation report of the current snapshot (validated now if it was not yet); nil for
-    /// a container without signatures, which needs none.
-    func currentReport() -> ContainerReport? {
-        let (generation, snapshot, list) = signatureList()
-        guard !list.isEmpty else { return nil }
-        return validationReport(for: snapshot, generation: generation)
-    }
+    /// `user.asicfs.status` while the signatures are being validated.
+    static let checking = "checking"
 }

@@ -7,13 +7,20 @@ import XAdES
 /// Validation of the mounted container's signatures for the `status` and `report` files. It runs
 /// when one of them is first opened (never at mount time), at most once per snapshot: readers
 /// that come while it runs wait for that run instead of starting another. Only the opening
-/// thread waits; no lock that other operations need is held meanwhile.
+/// thread waits; no lock that other operations need is held meanwhile. Requests that must never
+/// wait (getxattr: the trusted list may be a black-holed download) ask `reportIfReady`, which
+/// starts the run in the background instead.
 final class ValidationCache: @unchecked Sendable {
     private let environment: SignatureEnvironment
     private let condition = NSCondition()
     private var cached: (generation: UInt64, report: ContainerReport)?
     /// The snapshot generation being validated now, if any.
     private var running: UInt64?
+    /// The generation queued for a background validation, if any.
+    private var queued: UInt64?
+    /// Background validations run one at a time for the whole mount: a file manager asks every
+    /// container folder it shows, and each may need the network.
+    private static let background = DispatchQueue(label: "asicfs.validation")
 
     init(environment: SignatureEnvironment) { self.environment = environment }
 
@@ -44,7 +51,25 @@ final class ValidationCache: @unchecked Sendable {
         return report
     }
 
-    /// The report if this generation has been validated already (for sizes in `ls -l`).
+    /// The report if this generation has been validated already; else nil, and the validation
+    /// is queued in the background (once) so that a later call finds it.
+    func reportIfReady(for snapshot: Container, generation: UInt64) -> ContainerReport? {
+        let start: Bool = condition.withLock {
+            if cached?.generation == generation || running == generation || queued == generation { return false }
+            queued = generation
+            return true
+        }
+        if let report = cachedReport(generation: generation) { return report }
+        if start {
+            Self.background.async { [self] in
+                _ = report(for: snapshot, generation: generation)
+                condition.withLock { if queued == generation { queued = nil } }
+            }
+        }
+        return nil
+    }
+
+    /// The report if this generation has been validated already.
     func cachedReport(generation: UInt64) -> ContainerReport? {
         condition.withLock { cached?.generation == generation ? cached?.report : nil }
     }

@@ -1,3 +1,4 @@
+import ASiC
 import Configuration
 import Foundation
 import XAdES
@@ -47,6 +48,12 @@ public struct SigningParameters: Sendable, Equatable {
                 let known = allowed.union(commonKeys)
                 let suggestion = Suggestion.closest(to: key, among: known).map { "; did you mean '\($0)'?" } ?? ""
                 throw SigningParameterError("\(method): unknown parameter '\(key)'\(suggestion) (known: \(known.sorted().joined(separator: ", ")))")
+            }
+            // These go into the signature's XML, which cannot hold control characters: refused
+            // now, not when the signature is built after the request was accepted.
+            if commonKeys.contains(key), let bad = value.unicodeScalars.first(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+                throw SigningParameterError("\(method): \(key)= cannot hold the control character "
+                    + "\(PrintableText.escaped(String(bad))) ('\(PrintableText.escaped(value))')")
             }
             guard parameters.values[key] == nil || key == "role" else {
                 throw SigningParameterError("\(method): '\(key)' is given twice")
