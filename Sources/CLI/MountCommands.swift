@@ -81,7 +81,11 @@ let mountCommand = Command(
             default: request.fuseOptions.append(option)
             }
         }
-        if !mountsOverAnything { try MountPointCheck.requireUnused(request.mountpoint) }
+        if !mountsOverAnything {
+            // A mount point that holds the container is refused for that, not for being full.
+            try MountPointCheck.refuseHidingItsOwnContainer(request.container, request.mountpoint)
+            try MountPointCheck.requireUnused(request.mountpoint)
+        }
         return try Mounter.run(request)
     })
 

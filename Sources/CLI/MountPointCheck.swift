@@ -1,4 +1,5 @@
 import ASiC
+import FS
 import Foundation
 
 /// A mount point must be an empty folder that nothing is mounted on, as fuse-zip and sshfs
@@ -6,6 +7,19 @@ import Foundation
 /// work), and a second mount on a used mount point hides the first. `-o nonempty` allows both.
 enum MountPointCheck {
     static let option = "nonempty"
+
+    /// The mount's own placement rule (`MountPlacement`), said before the emptiness rule: a
+    /// mount point above the container is never empty, and that is not the mistake to name.
+    static func refuseHidingItsOwnContainer(_ container: String, _ mountpoint: String) throws {
+        guard let containerPath = realpath(container, nil) else { return }
+        defer { free(containerPath) }
+        guard let mountPath = realpath(mountpoint, nil) else { return }
+        defer { free(mountPath) }
+        var isFolder: ObjCBool = false
+        let path = String(cString: containerPath)
+        _ = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+        try MountPlacement.check(container: path, mountpoint: String(cString: mountPath), browsing: isFolder.boolValue)
+    }
 
     static func requireUnused(_ mountpoint: String) throws {
         // Anything else (missing, not a folder) is said by the mount itself.

@@ -62,6 +62,7 @@ private func openContainer(_ arguments: ParsedArguments, _ context: CommandConte
     free(resolved)
     let (mountpoint, mounted) = OpenFolders.mountpoint(for: container)
     if !mounted {
+        try PrivateFolder.ensure(OpenFolders.base)
         var isFolder: ObjCBool = false
         _ = FileManager.default.fileExists(atPath: container, isDirectory: &isFolder)
         if isFolder.boolValue {
@@ -71,7 +72,6 @@ private func openContainer(_ arguments: ParsedArguments, _ context: CommandConte
         if let readOnly {
             Terminal.error("\(readOnly): opening it read-only")
         }
-        try PrivateFolder.ensure(OpenFolders.base)
         let made = access(mountpoint, F_OK) != 0
         guard (try? FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true,
                                                          attributes: [.posixPermissions: 0o700])) != nil else {

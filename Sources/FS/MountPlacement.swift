@@ -7,10 +7,10 @@ import Foundation
 /// answer only it could give: the daemon and everything touching the path hung for good.
 /// Compared by device and inode along the real path, so another name for a folder (a symlink,
 /// a bind mount of the same tree) is no way around it.
-enum MountPlacement {
+public enum MountPlacement {
     /// Refuses, in one line, a mount point where the mount would hide what it serves.
     /// `container` and `mountpoint` are real paths (realpath).
-    static func check(container: String, mountpoint: String, browsing: Bool) throws {
+    public static func check(container: String, mountpoint: String, browsing: Bool) throws {
         let folder = browsing ? container : PathText.folder(of: container)
         if isAtOrBelow(folder, mountpoint) {
             throw ContainerError.refused("cannot mount on \(mountpoint): it holds \(container), which the mount would hide "
