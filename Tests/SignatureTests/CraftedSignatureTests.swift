@@ -189,6 +189,12 @@ final class CraftedSignatureTests: LoopbackServicesTestCase {
         XCTAssertThrowsError(try policies(["ocsp-tm-policy=not-an-oid"])) {
             XCTAssertTrue("\($0)".contains("ocsp-tm-policy"), "\($0)")
         }
+        // The system-wide file sets it for everyone.
+        let system = Self.folder + "/system-\(UUID().uuidString.prefix(8)).conf"
+        try "ocsp-tm-policy = 1.3.6.1.4.1.10015.3.1.1\n".write(toFile: system, atomically: true, encoding: .utf8)
+        let fromSystem = try Configuration.load(explicitPath: nil, overrides: [],
+                                                environment: ["ASICFS_SYSTEM_CONFIG": system, "HOME": Self.folder + "/no-home"])
+        XCTAssertEqual(try SignatureEnvironment(configuration: fromSystem).timeMarkPolicies, ["1.3.6.1.4.1.10015.3.1.1"])
     }
 
     /// When nobody trusts the OCSP responder its policy proves nothing either way: the verdict
