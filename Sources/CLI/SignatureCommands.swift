@@ -88,7 +88,7 @@ let signCommand = Command(
         } else {
             Terminal.out(outcome.summary)
         }
-        return outcome.report.verdict == .invalid ? 1 : 0
+        return outcome.unexpectedVerdict == .invalid ? 1 : 0
     })
 
 let extendCommand = Command(

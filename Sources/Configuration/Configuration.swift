@@ -12,6 +12,7 @@ public struct Configuration: Sendable, Equatable {
         ("tsl-cert", "PEM file: the certificate(s) allowed to sign the trusted list (replaces the built-in signers of the EU and test lists)"),
         ("tsl-signer-sha256", "SHA-256 fingerprint(s), comma-separated, of further certificates allowed to sign the trusted list (the list carries the certificate)"),
         ("trust-anchors", "PEM file or folder of extra trusted CA, OCSP and TSA certificates"),
+        ("ocsp-tm-policy", "certificate policy OID(s), comma-separated, of OCSP responders whose answers make a BDOC time-mark (default 1.3.6.1.4.1.10015.4.1.2; tsl = test adds SK's test 1.3.6.1.4.1.10015.3.1.1)"),
         ("cache-dir", "where downloaded trusted lists are kept"),
         ("demo", "yes: SK's demo Mobile-ID and Smart-ID services with their demo relying parties (also with tsl = test); default no"),
         ("mobile-id.url", "Mobile-ID service URL (default SK's production service, or its demo one)"),
@@ -75,10 +76,23 @@ public struct Configuration: Sendable, Equatable {
         if key.hasSuffix(".timeout"), Int(value).map({ $0 <= 0 || $0 > 3600 }) ?? true {
             throw ConfigurationError("\(origin): '\(key)' must be a number of seconds from 1 to 3600, not '\(value)'")
         }
+        if key == "ocsp-tm-policy", Self.objectIdentifiers(value) == nil {
+            throw ConfigurationError("\(origin): 'ocsp-tm-policy' must be OIDs separated by commas (such as 1.3.6.1.4.1.10015.4.1.2), not '\(value)'")
+        }
         if let allowed = Self.allowedValues[key], !allowed.contains(value) {
             throw ConfigurationError("\(origin): '\(key)' must be one of \(allowed.sorted().joined(separator: ", ")), not '\(value)'")
         }
         values[key] = value
+    }
+
+    /// A list of dotted OIDs separated by commas or spaces (`ocsp-tm-policy`); nil when one is not an OID.
+    public static func objectIdentifiers(_ value: String) -> [String]? {
+        let items = value.split(whereSeparator: { $0 == "," || $0.isWhitespace }).map(String.init)
+        let isOID: (String) -> Bool = { item in
+            let arcs = item.split(separator: ".", omittingEmptySubsequences: false)
+            return arcs.count >= 2 && arcs.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
+        }
+        return !items.isEmpty && items.allSatisfy(isOID) ? items : nil
     }
 
     /// Parses config-file text: one `key = value` a line; a line starting with `#` is a comment

@@ -20,6 +20,9 @@ public final class SignatureEnvironment: @unchecked Sendable {
     public let tsaURL: String
     public let ocspURL: String?
     public let proxy: String?
+    /// Policies that make an OCSP answer a time-mark: `ocsp-tm-policy` (else the BDOC one), and
+    /// with `tsl = test` SK's test policy too, as libdigidocpp's test configuration has it.
+    public let timeMarkPolicies: [String]
     /// What the configuration says about trust, its files already read.
     private let configuredTrust: ConfiguredTrust
     private let lock = NSLock()
@@ -31,6 +34,11 @@ public final class SignatureEnvironment: @unchecked Sendable {
         tsaURL = configuration["tsa-url"] ?? Self.defaultTSA
         ocspURL = configuration["ocsp-url"]
         proxy = configuration["proxy"]
+        var policies = configuration["ocsp-tm-policy"].flatMap(Configuration.objectIdentifiers) ?? [Validator.timeMarkResponderPolicy]
+        if configuration["tsl"] == "test" && !policies.contains(Validator.testTimeMarkResponderPolicy) {
+            policies.append(Validator.testTimeMarkResponderPolicy)
+        }
+        timeMarkPolicies = policies
         configuredTrust = try ConfiguredTrust(configuration, environment: environment)
     }
 
@@ -123,8 +131,8 @@ public final class SignatureEnvironment: @unchecked Sendable {
 
     public func validator() -> Validator {
         switch trust() {
-        case .success(let store): Validator(trust: store)
-        case .failure(let error): Validator(trust: nil, trustProblem: error.description)
+        case .success(let store): Validator(trust: store, timeMarkPolicies: timeMarkPolicies)
+        case .failure(let error): Validator(trust: nil, trustProblem: error.description, timeMarkPolicies: timeMarkPolicies)
         }
     }
 }

@@ -12,6 +12,11 @@ public struct SigningOutcome: Sendable {
     public let signatureFile: String
     public let signatureId: String
     public let report: SignatureReport
+    /// Findings the configured profile makes on purpose (profile B: `no-timestamp`).
+    public var expectedFindings: Set<FindingCode> = []
+
+    /// The verdict apart from what the profile asked for: INVALID here means a broken signature.
+    public var unexpectedVerdict: Verdict { report.verdict(ignoring: expectedFindings) }
 
     /// One line for `status/wait` and the command line (the signer's name comes from a
     /// certificate: escaped like every name, `PrintableText`).
@@ -100,7 +105,8 @@ public final class SigningSession: @unchecked Sendable {
         } catch {
             throw SigningError("could not save the container: \(error)")
         }
-        return SigningOutcome(container: saved, signatureFile: fileName, signatureId: id, report: report)
+        return SigningOutcome(container: saved, signatureFile: fileName, signatureId: id, report: report,
+                              expectedFindings: expectedFindings)
     }
 
     // MARK: - Steps
@@ -182,12 +188,16 @@ public final class SigningSession: @unchecked Sendable {
         let validator = environment.validator()
         let report = validator.validateNew(signatureFile: file, bytes: document, in: container,
                                            sha256: Dictionary(files.map { ($0.name, $0.sha256) }, uniquingKeysWith: { a, _ in a }))
-        if report.verdict == .invalid {
+        if report.verdict(ignoring: expectedFindings) == .invalid {
             throw SigningError("the new signature does not validate, nothing was written: "
                 + report.errors.map(\.message).joined(separator: "; "))
         }
         return report
     }
+
+    /// Profile B is INVALID by the Estonian rules (not long-term), but it is what was configured:
+    /// that finding alone does not stop the signing.
+    var expectedFindings: Set<FindingCode> { environment.profile == .b ? [.noTimestamp] : [] }
 
     /// `S<n>` with the lowest n no signature of the container uses.
     func newSignatureId() -> String {

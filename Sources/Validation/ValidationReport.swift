@@ -38,13 +38,14 @@ public struct Finding: Sendable, Equatable, Codable {
     }
 
     public let severity: Severity
-    /// A stable name for scripts (e.g. `reference-digest`, `signature-value`, `signer-not-trusted`).
+    /// A stable name for scripts (e.g. `reference-digest`, `signature-value`, `signer-not-trusted`):
+    /// one of `FindingCode`, whose list the man page documents.
     public let code: String
     public let message: String
 
-    public init(_ severity: Severity, _ code: String, _ message: String) {
+    public init(_ severity: Severity, _ code: FindingCode, _ message: String) {
         self.severity = severity
-        self.code = code
+        self.code = code.rawValue
         self.message = message
     }
 }
@@ -82,10 +83,15 @@ public struct SignatureReport: Sendable, Codable {
     }
 
     public var verdict: Verdict { findings.map(\.severity.verdict).max() ?? .valid }
+
+    /// The verdict without the findings of `codes` (a signing's self-check: what the profile asked for).
+    public func verdict(ignoring codes: Set<FindingCode>) -> Verdict {
+        findings.filter { finding in !codes.contains { $0.rawValue == finding.code } }.map(\.severity.verdict).max() ?? .valid
+    }
     public var errors: [Finding] { findings.filter { $0.severity != .warning } }
     public var warnings: [Finding] { findings.filter { $0.severity == .warning } }
 
-    mutating func add(_ severity: Finding.Severity, _ code: String, _ message: String) {
+    mutating func add(_ severity: Finding.Severity, _ code: FindingCode, _ message: String) {
         let finding = Finding(severity, code, message)
         if !findings.contains(finding) { findings.append(finding) }
     }

@@ -34,7 +34,7 @@ extension Validator {
             report.kind = "TimeStampToken"
             let token: TimeStampToken
             do { token = try TimeStampToken(der: file.bytes) } catch {
-                report.add(.invalid, "timestamp", "the time-stamp token cannot be read: \(error)")
+                report.add(.invalid, .timestamp, "the time-stamp token cannot be read: \(error)")
                 reports.append(report)
                 continue
             }
@@ -52,7 +52,7 @@ extension Validator {
                 report.profile = "ASiC-S time-stamp"
                 report.signedFiles = container.dataFiles.map(\.name)
                 guard let data = container.dataFiles.first else {
-                    report.add(.invalid, "timestamp", "there is no data file to time-stamp")
+                    report.add(.invalid, .timestamp, "there is no data file to time-stamp")
                     reports.append(report)
                     continue
                 }
@@ -67,21 +67,21 @@ extension Validator {
             let listed = Set(manifest.references.map(\.name))
             for (otherIndex, earlier) in files.enumerated() where otherIndex != index && !listed.contains(earlier.name) {
                 guard let other = tokenTimes[earlier.name], other < time || (other == time && otherIndex < index) else { continue }
-                reports[index].add(.invalid, "archive-manifest", "\(manifest.file) does not cover the earlier time-stamp \(earlier.name)")
+                reports[index].add(.invalid, .archiveManifest, "\(manifest.file) does not cover the earlier time-stamp \(earlier.name)")
             }
         }
         // Manifests that cannot be read, or that no token covers, are broken data too.
         for (name, problem) in manifestProblems.sorted(by: { $0.key < $1.key }) {
             var report = SignatureReport(index: firstIndex + reports.count, file: name, id: nil)
             report.kind = "ASiCArchiveManifest"
-            report.add(.invalid, "archive-manifest", "the archive manifest cannot be read: \(problem)")
+            report.add(.invalid, .archiveManifest, "the archive manifest cannot be read: \(problem)")
             reports.append(report)
         }
         for manifest in parsed.values.sorted(by: { $0.file < $1.file })
         where !files.contains(where: { $0.name == manifest.timeStampFile }) {
             var report = SignatureReport(index: firstIndex + reports.count, file: manifest.file, id: nil)
             report.kind = "ASiCArchiveManifest"
-            report.add(.invalid, "archive-manifest",
+            report.add(.invalid, .archiveManifest,
                        "the archive manifest names the time-stamp \(manifest.timeStampFile ?? "(none)"), which is not in the container")
             reports.append(report)
         }
@@ -94,7 +94,7 @@ extension Validator {
             let tsa = try token.verify(imprint: try imprint())
             checkTimeStampAuthority(tsa, token: token, others: [], &report)
         } catch {
-            report.add(.invalid, "timestamp", "Failed to verify TS response over \(name): \(error)")
+            report.add(.invalid, .timestamp, "Failed to verify TS response over \(name): \(error)")
         }
     }
 
@@ -102,11 +102,11 @@ extension Validator {
     private func checkArchiveManifest(_ manifest: ASiCArchiveManifest, container: Container, digests: DigestCache,
                                       _ report: inout SignatureReport) {
         if let data = container.dataFiles.first, !manifest.references.contains(where: { $0.name == data.name }) {
-            report.add(.invalid, "archive-manifest", "\(manifest.file) does not cover the data file '\(data.name)'")
+            report.add(.invalid, .archiveManifest, "\(manifest.file) does not cover the data file '\(data.name)'")
         }
         for reference in manifest.references {
             guard let algorithm = AlgorithmURI.digest(reference.digestAlgorithmURI) else {
-                report.add(.invalid, "archive-manifest", "unsupported digest method \(reference.digestAlgorithmURI) for '\(reference.name)' in \(manifest.file)")
+                report.add(.invalid, .archiveManifest, "unsupported digest method \(reference.digestAlgorithmURI) for '\(reference.name)' in \(manifest.file)")
                 continue
             }
             let actual: [UInt8]
@@ -116,15 +116,15 @@ extension Validator {
                 } else if let file = container.signatureFiles.first(where: { $0.name == reference.name }) {
                     actual = Digest.hash(try container.signatureBytes(file), algorithm)
                 } else {
-                    report.add(.invalid, "archive-manifest", "\(manifest.file) lists '\(reference.name)', which is not in the container")
+                    report.add(.invalid, .archiveManifest, "\(manifest.file) lists '\(reference.name)', which is not in the container")
                     continue
                 }
             } catch {
-                report.add(.invalid, "archive-manifest", "'\(reference.name)' cannot be read: \(error)")
+                report.add(.invalid, .archiveManifest, "'\(reference.name)' cannot be read: \(error)")
                 continue
             }
             if actual != reference.digestValue {
-                report.add(.invalid, "archive-manifest", "'\(reference.name)' has changed since \(manifest.file) was time-stamped (its digest does not match)")
+                report.add(.invalid, .archiveManifest, "'\(reference.name)' has changed since \(manifest.file) was time-stamped (its digest does not match)")
             }
         }
     }

@@ -15,16 +15,16 @@ extension Validator {
         for (number, stamp) in signature.archiveTimeStamps.enumerated() {
             let label = "archive time-stamp \(number + 1)"
             guard stamp.tokenCount == 1 else {
-                report.add(.invalid, "archive-timestamp", "\(label) must hold exactly one time-stamp token, not \(stamp.tokenCount)")
+                report.add(.invalid, .archiveTimestamp, "\(label) must hold exactly one time-stamp token, not \(stamp.tokenCount)")
                 continue
             }
             guard let method = CanonicalizationMethod(uri: stamp.canonicalizationURI) else {
-                report.add(.invalid, "archive-timestamp", "\(label) uses the unsupported canonicalization \(stamp.canonicalizationURI)")
+                report.add(.invalid, .archiveTimestamp, "\(label) uses the unsupported canonicalization \(stamp.canonicalizationURI)")
                 continue
             }
             let token: TimeStampToken
             do { token = try TimeStampToken(der: stamp.token) } catch {
-                report.add(.invalid, "archive-timestamp", "\(label) cannot be read: \(error)")
+                report.add(.invalid, .archiveTimestamp, "\(label) cannot be read: \(error)")
                 continue
             }
             do {
@@ -34,11 +34,11 @@ extension Validator {
                 let tsa = try token.verify(imprint: digest)
                 checkTimeStampAuthority(tsa, token: token, others: others, &report)
             } catch {
-                report.add(.invalid, "archive-timestamp", "\(label) does not verify: \(error)")
+                report.add(.invalid, .archiveTimestamp, "\(label) does not verify: \(error)")
                 continue
             }
             if let previous, token.genTime < previous {
-                report.add(.invalid, "archive-timestamp", "\(label) (\(ISOTime.string(token.genTime))) is older than what it covers (\(ISOTime.string(previous)))")
+                report.add(.invalid, .archiveTimestamp, "\(label) (\(ISOTime.string(token.genTime))) is older than what it covers (\(ISOTime.string(previous)))")
             }
             previous = token.genTime
         }

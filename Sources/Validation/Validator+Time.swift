@@ -9,29 +9,29 @@ extension Validator {
     /// Returns its time when the token itself is sound.
     func checkTimeStamp(_ signature: XAdESSignature, _ report: inout SignatureReport) -> Date? {
         guard signature.signatureTimeStamps.count == 1, let stamp = signature.signatureTimeStamps.first else {
-            report.add(.invalid, "timestamp", "the signature must hold exactly one SignatureTimeStamp, not \(signature.signatureTimeStamps.count)")
+            report.add(.invalid, .timestamp, "the signature must hold exactly one SignatureTimeStamp, not \(signature.signatureTimeStamps.count)")
             return nil
         }
         guard stamp.tokenCount == 1 else {
-            report.add(.invalid, "timestamp", "the SignatureTimeStamp must hold exactly one time-stamp token, not \(stamp.tokenCount)")
+            report.add(.invalid, .timestamp, "the SignatureTimeStamp must hold exactly one time-stamp token, not \(stamp.tokenCount)")
             return nil
         }
         let token: TimeStampToken
         do { token = try TimeStampToken(der: stamp.token) } catch {
-            report.add(.invalid, "timestamp", "the time-stamp cannot be read: \(error)")
+            report.add(.invalid, .timestamp, "the time-stamp cannot be read: \(error)")
             return nil
         }
         report.timeStampTime = token.genTime
         report.timeStampAuthority = token.signerCertificate.map { $0.commonName ?? $0.subjectLine }
         if token.imprintAlgorithm.isWeak {
-            report.add(.warning, "weak-digest", "the time-stamp uses the weak \(token.imprintAlgorithm.rawValue) hash")
+            report.add(.warning, .weakDigest, "the time-stamp uses the weak \(token.imprintAlgorithm.rawValue) hash")
         }
         let tsa: Certificate
         do {
             let covered = try signature.canonicalSignatureValue(stamp.canonicalizationURI)
             tsa = try token.verify(data: covered)
         } catch {
-            report.add(.invalid, "timestamp", "the time-stamp does not verify: \(error)")
+            report.add(.invalid, .timestamp, "the time-stamp does not verify: \(error)")
             return nil
         }
         checkTimeStampAuthority(tsa, token: token, others: signature.certificateValues, &report)
@@ -40,14 +40,14 @@ extension Validator {
 
     func checkTimeStampAuthority(_ tsa: Certificate, token: TimeStampToken, others: [Certificate], _ report: inout SignatureReport) {
         if !tsa.extendedKeyUsages.contains("1.3.6.1.5.5.7.3.8") {
-            report.add(.invalid, "timestamp", "the time-stamp was signed by a certificate that is not for time-stamping")
+            report.add(.invalid, .timestamp, "the time-stamp was signed by a certificate that is not for time-stamping")
         }
         guard let trust else {
-            report.add(.indeterminate, "no-trust", "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+            report.add(.indeterminate, .noTrust, "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
             return
         }
         if case .untrusted(let why) = trust.timeStampAuthority(tsa, intermediates: token.certificates + others, at: token.genTime) {
-            report.add(.indeterminate, "tsa-not-trusted",
+            report.add(.indeterminate, .tsaNotTrusted,
                        "the time-stamping authority \(tsa.commonName ?? tsa.subjectLine) is not trusted at \(ISOTime.string(token.genTime)): \(why)")
         }
     }
@@ -56,17 +56,17 @@ extension Validator {
     func checkRevocation(_ signature: XAdESSignature, certificate: Certificate, others: [Certificate], timeStamp: Date,
                          _ report: inout SignatureReport) {
         guard !signature.ocspValues.isEmpty else {
-            report.add(.indeterminate, "no-revocation",
+            report.add(.indeterminate, .noRevocation,
                        "the signature has no OCSP response (profile T, not LT): the certificate's status at signing time is not proven")
             return
         }
         guard let outcome = bestOCSP(signature, certificate: certificate, others: others, &report) else { return }
         guard let producedAt = outcome.producedAt else { return }
         if producedAt < timeStamp {
-            report.add(.invalid, "ocsp-before-timestamp",
+            report.add(.invalid, .ocspBeforeTimestamp,
                        "the OCSP response (\(ISOTime.string(producedAt))) is older than the time-stamp (\(ISOTime.string(timeStamp))): TimeStamp time is greater than OCSP producedAt")
         } else if producedAt.timeIntervalSince(timeStamp) > Self.ocspLateness {
-            report.add(.warning, "ocsp-late",
+            report.add(.warning, .ocspLate,
                        "the OCSP response was made more than 15 minutes after the time-stamp (\(ISOTime.string(producedAt)))")
         }
     }
@@ -77,12 +77,15 @@ extension Validator {
                        _ report: inout SignatureReport) -> Date? {
         guard let outcome = bestOCSP(signature, certificate: certificate, others: others, &report),
               let producedAt = outcome.producedAt else { return nil }
-        if let responder = outcome.responder, !responder.policies.contains(Self.timeMarkResponderPolicy) {
-            // As libdigidocpp by default: only a time-mark responder makes a time-mark.
-            report.add(.invalid, "time-mark", "the OCSP responder's certificate does not name the time-mark policy \(Self.timeMarkResponderPolicy), so its answer is no time-mark")
+        // As libdigidocpp: only a time-mark responder makes a time-mark. An untrusted responder's
+        // policy proves nothing either way: it is INDETERMINATE (ocsp-not-trusted) then, not INVALID.
+        if outcome.responderIsTrusted, let responder = outcome.responder,
+           !timeMarkPolicies.contains(where: responder.policies.contains) {
+            report.add(.invalid, .timeMark, "the OCSP responder's certificate does not name the time-mark policy "
+                + "\(timeMarkPolicies.joined(separator: " or ")) (ocsp-tm-policy), so its answer is no time-mark")
         }
         guard let nonce = outcome.response.nonce, Self.nonceCovers(nonce, signature.signatureValue) else {
-            report.add(.invalid, "time-mark", "the OCSP nonce does not match the signature value (not a time-mark of this signature)")
+            report.add(.invalid, .timeMark, "the OCSP nonce does not match the signature value (not a time-mark of this signature)")
             return nil
         }
         return producedAt
@@ -91,6 +94,8 @@ extension Validator {
     struct OCSPOutcome {
         let response: OCSPResponse
         let responder: Certificate?
+        /// A trust authority trusts the responder at the response's production time.
+        var responderIsTrusted = false
         var producedAt: Date? { response.producedAt }
     }
 
@@ -103,7 +108,7 @@ extension Validator {
             let response: OCSPResponse
             do { response = try OCSPResponse(der: der) } catch {
                 // Broken bytes are broken data, whatever the other responses say (as the reference reads it).
-                report.add(.invalid, "ocsp", "an OCSP response of the signature is damaged: \(error)")
+                report.add(.invalid, .ocsp, "an OCSP response of the signature is damaged: \(error)")
                 return nil
             }
             guard let single = issuers.lazy.compactMap({ response.singleResponse(for: certificate, issuer: $0) }).first else {
@@ -121,23 +126,26 @@ extension Validator {
             switch single.status {
             case .good: break
             case .revoked(let time, let reason):
-                report.add(.invalid, "revoked", "the signer's certificate was revoked at \(ISOTime.string(time))" + (reason.map { " (\($0))" } ?? ""))
+                report.add(.invalid, .revoked, "the signer's certificate was revoked at \(ISOTime.string(time))" + (reason.map { " (\($0))" } ?? ""))
             case .unknown:
-                report.add(.indeterminate, "ocsp-unknown", "the OCSP responder does not know the signer's certificate")
+                report.add(.indeterminate, .ocspUnknown, "the OCSP responder does not know the signer's certificate")
             }
+            var outcome = OCSPOutcome(response: response, responder: responder)
             if let producedAt = response.producedAt {
                 if let trust {
-                    if case .untrusted(let why) = trust.ocspResponder(responder, intermediates: response.certificates + others, at: producedAt) {
-                        report.add(.indeterminate, "ocsp-not-trusted",
-                                   "the OCSP responder \(responder.commonName ?? responder.subjectLine) is not trusted at \(ISOTime.string(producedAt)): \(why)")
+                    switch trust.ocspResponder(responder, intermediates: response.certificates + others, at: producedAt) {
+                    case .trusted: outcome.responderIsTrusted = true
+                    case .untrusted(let why):
+                        report.add(.indeterminate, .ocspNotTrusted,
+                                   "OCSP responder not trusted: \(responder.commonName ?? responder.subjectLine) at \(ISOTime.string(producedAt)): \(why)")
                     }
                 } else {
-                    report.add(.indeterminate, "no-trust", "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+                    report.add(.indeterminate, .noTrust, "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
                 }
             }
-            return OCSPOutcome(response: response, responder: responder)
+            return outcome
         }
-        report.add(.indeterminate, "ocsp", problems.first ?? "no usable OCSP response")
+        report.add(.indeterminate, .ocsp, problems.first ?? "no usable OCSP response")
         return nil
     }
 

@@ -12,12 +12,17 @@ public final class Validator: @unchecked Sendable {
     /// OCSP produced this long after the time-stamp is still fine, later is a warning (libdigidocpp: 15 min).
     static let ocspLateness: TimeInterval = 15 * 60
     static let bdocPolicies = ["urn:oid:1.3.6.1.4.1.10015.1000.3.2.1", "urn:oid:1.3.6.1.4.1.10015.1000.3.2.3"]
-    /// A time-mark OCSP responder certificate carries this policy (BDOC 2.1).
-    static let timeMarkResponderPolicy = "1.3.6.1.4.1.10015.4.1.2"
+    /// A time-mark OCSP responder certificate carries this policy (BDOC 2.1)...
+    public static let timeMarkResponderPolicy = "1.3.6.1.4.1.10015.4.1.2"
+    /// ...and SK's test responders this one (libdigidocpp's test configuration accepts it).
+    public static let testTimeMarkResponderPolicy = "1.3.6.1.4.1.10015.3.1.1"
+    /// The policies that make an OCSP responder's answer a time-mark (`ocsp-tm-policy`).
+    let timeMarkPolicies: [String]
 
-    public init(trust: TrustAuthority?, trustProblem: String? = nil) {
+    public init(trust: TrustAuthority?, trustProblem: String? = nil, timeMarkPolicies: [String] = [Validator.timeMarkResponderPolicy]) {
         self.trust = trust
         self.trustProblem = trustProblem
+        self.timeMarkPolicies = timeMarkPolicies
     }
 
     public func validate(_ container: Container) -> ContainerReport {
@@ -33,7 +38,7 @@ public final class Validator: @unchecked Sendable {
             let bytes: [UInt8]
             do { bytes = try container.signatureBytes(file) } catch {
                 var broken = SignatureReport(index: index, file: file.name, id: nil)
-                broken.add(.invalid, "unreadable", "\(file.name) cannot be read: \(error)")
+                broken.add(.invalid, .unreadable, "\(file.name) cannot be read: \(error)")
                 report.signatures.append(broken)
                 index += 1
                 continue
@@ -49,7 +54,7 @@ public final class Validator: @unchecked Sendable {
             if file.name.hasSuffix(".p7s") {
                 var unsupported = SignatureReport(index: index, file: file.name, id: nil)
                 unsupported.kind = "CAdES"
-                unsupported.add(.indeterminate, "unsupported-format", "CAdES signatures (\(file.name)) are not validated by asicfs")
+                unsupported.add(.indeterminate, .unsupportedFormat, "CAdES signatures (\(file.name)) are not validated by asicfs")
                 report.signatures.append(unsupported)
                 index += 1
                 continue
@@ -61,7 +66,7 @@ public final class Validator: @unchecked Sendable {
                 }
             } catch {
                 var broken = SignatureReport(index: index, file: file.name, id: nil)
-                broken.add(.invalid, "unreadable", "\(error)")
+                broken.add(.invalid, .unreadable, "\(error)")
                 report.signatures.append(broken)
                 index += 1
             }
@@ -79,7 +84,7 @@ public final class Validator: @unchecked Sendable {
                             sha256: [String: [UInt8]] = [:]) -> SignatureReport {
         guard let signature = try? XAdESSignature.parse(file: signatureFile, bytes: bytes).first else {
             var broken = SignatureReport(index: 0, file: signatureFile, id: nil)
-            broken.add(.invalid, "unreadable", "the new signature document cannot be read back")
+            broken.add(.invalid, .unreadable, "the new signature document cannot be read back")
             return broken
         }
         let digests = DigestCache(container: container)
@@ -106,14 +111,14 @@ public final class Validator: @unchecked Sendable {
             report.certificateSerial = certificate.serialDecimal
             report.certificateNotAfter = certificate.notAfter
         }
-        for problem in signature.structuralProblems { report.add(.invalid, "structure", problem) }
-        for notice in trust?.notices ?? [] { report.add(.warning, "trusted-list", notice) }
+        for problem in signature.structuralProblems { report.add(.invalid, .structure, problem) }
+        for notice in trust?.notices ?? [] { report.add(.warning, .trustedList, notice) }
 
         checkCore(signature, &report)
         checkDataFiles(signature, container: container, digests: digests, &report)
         guard let certificate else { return report }
         if !certificate.hasNonRepudiation {
-            report.add(.invalid, "key-usage", "the signer's certificate is not for signatures (no non-repudiation key usage)")
+            report.add(.invalid, .keyUsage, "the signer's certificate is not for signatures (no non-repudiation key usage)")
         }
         let others = signature.certificateValues + Array(signature.keyInfoCertificates.dropFirst())
 
@@ -130,12 +135,13 @@ public final class Validator: @unchecked Sendable {
                 checkRevocation(signature, certificate: certificate, others: others, timeStamp: trustedTime, &report)
             }
         } else {
-            report.add(.indeterminate, "no-timestamp",
-                       "the signature has no time-stamp and no revocation data (profile B): when it was made and whether the certificate was valid then cannot be proven")
+            // Profile B: the Estonian references (libdigidocpp, SiVa's policy) pass only T, LT and LTA.
+            report.add(.invalid, .noTimestamp,
+                       "no time-stamp and no revocation data: not a long-term signature (profile B: when it was made and whether the certificate was valid then cannot be proven)")
         }
         if let trustedTime {
             if !certificate.isValid(at: trustedTime) {
-                report.add(.invalid, "certificate-expired",
+                report.add(.invalid, .certificateExpired,
                            "the signer's certificate was not valid at the signing time \(ISOTime.string(trustedTime))")
             }
             checkSignerTrust(certificate, others: others, at: trustedTime, when: "at the signing time", &report)
@@ -148,22 +154,26 @@ public final class Validator: @unchecked Sendable {
     /// SignatureValue, SignedProperties, the signing-certificate reference, algorithms, policy.
     func checkCore(_ signature: XAdESSignature, _ report: inout SignatureReport) {
         if signature.canonicalization == nil {
-            report.add(.invalid, "canonicalization", "unsupported canonicalization method \(signature.canonicalizationURI)")
+            report.add(.invalid, .canonicalization, "unsupported canonicalization method \(signature.canonicalizationURI)")
         }
         if let algorithm = signature.signatureAlgorithm, algorithm.digest.isWeak {
-            report.add(.warning, "weak-digest", "the signature uses the weak \(algorithm.digest.rawValue) hash")
+            report.add(.warning, .weakDigest, "the signature uses the weak \(algorithm.digest.rawValue) hash")
         }
-        if let problem = signature.signedPropertiesProblem() { report.add(.invalid, "signed-properties", problem) }
-        if let problem = signature.signatureValueProblem() { report.add(.invalid, "signature-value", problem) }
-        if let problem = signature.signingCertificateReferenceProblem() { report.add(.invalid, "signing-certificate", problem) }
+        if let problem = signature.signedPropertiesProblem() { report.add(.invalid, .signedProperties, problem) }
+        if let problem = signature.signatureValueProblem() { report.add(.invalid, .signatureValue, problem) }
+        if let problem = signature.signingCertificateReferenceProblem() { report.add(.invalid, .signingCertificate, problem) }
+        if signature.hasExplicitAndImpliedPolicy {
+            // One or the other (EN 319 132-1 5.2.9); digidoc4j refuses both.
+            report.add(.invalid, .policy, "the signature policy is both explicit (SignaturePolicyId) and implied (SignaturePolicyImplied)")
+        }
         if signature.isTimeMark || signature.policyIdentifier != nil {
             if let policy = signature.policyIdentifier, !Self.bdocPolicies.contains(policy) {
-                report.add(.invalid, "policy", "Signature policy does not match BDOC 2.1 policy (\(policy))")
+                report.add(.invalid, .policy, "Signature policy does not match BDOC 2.1 policy (\(policy))")
             } else if signature.isTimeMark && signature.policyIdentifier == nil {
-                report.add(.invalid, "policy", "a time-mark signature needs the BDOC 2.1 signature policy")
+                report.add(.invalid, .policy, "a time-mark signature needs the BDOC 2.1 signature policy")
             }
             if signature.policyIdentifier != nil && (signature.policySPURI ?? "").isEmpty {
-                report.add(.invalid, "policy", signature.policySPURI == nil ? "the signature policy has no SPURI" : "the signature policy's SPURI is empty")
+                report.add(.invalid, .policy, signature.policySPURI == nil ? "the signature policy has no SPURI" : "the signature policy's SPURI is empty")
             }
         }
     }
@@ -171,56 +181,56 @@ public final class Validator: @unchecked Sendable {
     /// Every data reference matches a data file and its bytes; every data file is covered.
     func checkDataFiles(_ signature: XAdESSignature, container: Container, digests: DigestCache, _ report: inout SignatureReport) {
         if !signature.hasSignedDataObjectProperties {
-            report.add(.invalid, "data-object-formats", "SignedDataObjectProperties is missing")
+            report.add(.invalid, .dataObjectFormats, "SignedDataObjectProperties is missing")
         }
         let references = signature.dataReferences
-        if references.isEmpty { report.add(.invalid, "no-data-files", "the signature covers no data files") }
+        if references.isEmpty { report.add(.invalid, .noDataFiles, "the signature covers no data files") }
         var covered = Set<String>()
         for reference in references {
             guard !reference.uri.isEmpty else {
-                report.add(.invalid, "reference", "a reference has an empty URI")
+                report.add(.invalid, .reference, "a reference has an empty URI")
                 continue
             }
-            if reference.id == nil { report.add(.invalid, "reference", "the reference to '\(reference.uri)' has no Id") }
+            if reference.id == nil { report.add(.invalid, .reference, "the reference to '\(reference.uri)' has no Id") }
             // A reference is a URI: only %XX is decoded (RFC 3986), so '+' is a plus, not a
             // space, as the reference implementation and digidoc4j read it.
             guard let file = container.dataFile(named: reference.dataFileName) else {
-                report.add(.invalid, "reference-unknown",
+                report.add(.invalid, .referenceUnknown,
                            "the signature references '\(reference.dataFileName)', which is not a data file of the container (Manifest references and signature references do not match)")
                 continue
             }
             covered.insert(file.name)
             guard let algorithm = AlgorithmURI.digest(reference.digestAlgorithmURI) else {
-                report.add(.invalid, "reference", "unsupported digest method \(reference.digestAlgorithmURI) for '\(file.name)'")
+                report.add(.invalid, .reference, "unsupported digest method \(reference.digestAlgorithmURI) for '\(file.name)'")
                 continue
             }
             if algorithm.isWeak {
-                report.add(.warning, "weak-digest", "the reference to '\(file.name)' uses the weak \(algorithm.rawValue) hash")
+                report.add(.warning, .weakDigest, "the reference to '\(file.name)' uses the weak \(algorithm.rawValue) hash")
             }
             do {
                 if try digests.digest(of: file.name, algorithm) != reference.digestValue {
-                    report.add(.invalid, "reference-digest",
+                    report.add(.invalid, .referenceDigest,
                                "data file '\(file.name)' has changed since it was signed (Failed to validate Reference '\(reference.uri)')")
                 }
             } catch {
-                report.add(.invalid, "reference-digest", "data file '\(file.name)' cannot be read: \(error)")
+                report.add(.invalid, .referenceDigest, "data file '\(file.name)' cannot be read: \(error)")
             }
             if let id = reference.id {
                 if let mimeType = signature.dataObjectFormats["#" + id] {
                     if mimeType != file.mediaType {
-                        report.add(.invalid, "mime-type",
+                        report.add(.invalid, .mimeType,
                                    "the signed media type of '\(file.name)' is '\(mimeType)' but the manifest says '\(file.mediaType)'")
                     }
                     if !Self.isConformantMediaType(mimeType) {
-                        report.add(.warning, "mime-type", "'\(mimeType)' is not a conformant media type")
+                        report.add(.warning, .mimeType, "'\(mimeType)' is not a conformant media type")
                     }
                 } else if signature.hasSignedDataObjectProperties {
-                    report.add(.invalid, "data-object-formats", "no DataObjectFormat for the reference to '\(file.name)'")
+                    report.add(.invalid, .dataObjectFormats, "no DataObjectFormat for the reference to '\(file.name)'")
                 }
             }
         }
         for file in container.dataFiles where !covered.contains(file.name) {
-            report.add(.invalid, "file-not-signed",
+            report.add(.invalid, .fileNotSigned,
                        "data file '\(file.name)' is not covered by the signature (Manifest datafile not listed in signature references)")
         }
     }
@@ -235,11 +245,11 @@ public final class Validator: @unchecked Sendable {
     func checkSignerTrust(_ certificate: Certificate, others: [Certificate], at time: Date, when: String,
                           _ report: inout SignatureReport) {
         guard let trust else {
-            report.add(.indeterminate, "no-trust", "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+            report.add(.indeterminate, .noTrust, "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
             return
         }
         if case .untrusted(let why) = trust.signerIssuer(of: certificate, intermediates: others, at: time) {
-            report.add(.indeterminate, "signer-not-trusted", "the signer's certificate is not trusted \(when) (\(ISOTime.string(time))): \(why)")
+            report.add(.indeterminate, .signerNotTrusted, "the signer's certificate is not trusted \(when) (\(ISOTime.string(time))): \(why)")
         }
     }
 
@@ -250,7 +260,7 @@ public final class Validator: @unchecked Sendable {
         // The reference passes these with a warning ("OK (NonQSCD)"): the signature is sound and
         // its signer trusted, it is only not a qualified one.
         if !qualification.isQualified || !qualification.isOnQSCD {
-            report.add(.warning, "not-qualified",
+            report.add(.warning, .notQualified,
                        "NonQSCD: Signing certificate does not meet Qualification requirements: \(qualification.reason ?? qualification.label)")
         }
     }

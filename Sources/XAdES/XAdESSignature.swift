@@ -62,6 +62,8 @@ public final class XAdESSignature: @unchecked Sendable {
     public let hasSignedDataObjectProperties: Bool
     public let policyIdentifier: String?
     public let policySPURI: String?
+    /// SignaturePolicyIdentifier holds both SignaturePolicyId and SignaturePolicyImplied (one of them is allowed).
+    public let hasExplicitAndImpliedPolicy: Bool
     public let productionPlace: [String: String]
     public let claimedRoles: [String]
 
@@ -173,7 +175,9 @@ public final class XAdESSignature: @unchecked Sendable {
             }
         }
         signingCertificateReferences = certificateReferences
-        let policy = ssp?.child("SignaturePolicyIdentifier", namespace: xades)?.child("SignaturePolicyId", namespace: xades)
+        let policyHolder = ssp?.child("SignaturePolicyIdentifier", namespace: xades)
+        let policy = policyHolder?.child("SignaturePolicyId", namespace: xades)
+        hasExplicitAndImpliedPolicy = policy != nil && policyHolder?.child("SignaturePolicyImplied", namespace: xades) != nil
         policyIdentifier = policy?.child("SigPolicyId", namespace: xades)?.child("Identifier", namespace: xades)?.text
             .trimmingCharacters(in: .whitespacesAndNewlines)
         policySPURI = policy?.firstDescendant("SPURI", namespace: xades)?.text.trimmingCharacters(in: .whitespacesAndNewlines)

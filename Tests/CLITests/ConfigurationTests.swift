@@ -393,7 +393,7 @@ final class ConfigurationLoadTests: XCTestCase {
         var text = ""
         for (index, entry) in Configuration.keys.enumerated() {
             let value = entry.key == "profile" ? "B" : entry.key == "notify" || entry.key == "demo" ? "no"
-                : entry.key.hasSuffix(".timeout") ? "\(index)" : "value-\(index)"
+                : entry.key.hasSuffix(".timeout") ? "\(index)" : entry.key == "ocsp-tm-policy" ? "1.2.\(index)" : "value-\(index)"
             text += "\(entry.key) = \(value)\n"
         }
         let path = try file("config", text)

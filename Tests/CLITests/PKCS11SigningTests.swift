@@ -171,13 +171,16 @@ final class PKCS11SigningTests: CLITestCase {
         let listed = try run(["tokens"])
         XCTAssertTrue(listed.stdout.contains("      key         RSA-PSS 2048 bits\n"), listed.stdout)
         let container = try unsignedContainer()
-        // Profile B: the test OCSP responder does not know this certificate.
+        // Profile B: the test OCSP responder does not know this certificate. B is INVALID (not
+        // long-term), but it is what was asked for: signed, and that is the only error.
         let signed = try run(["sign", container, "--method", "pkcs11", "pin-fd=3"] + settings + ["-o", "profile=B"], pin: Self.pin)
         assertSuccess(signed)
-        XCTAssertTrue(signed.stdout.hasPrefix("signed: PSS,MARI,48001010008 S0 in META-INF/signatures0.xml, INDETERMINATE"), signed.stdout)
+        XCTAssertTrue(signed.stdout.hasPrefix("signed: PSS,MARI,48001010008 S0 in META-INF/signatures0.xml, INVALID"), signed.stdout)
         let report = try asicfs(["verify", container] + settings)
         XCTAssertTrue(report.stdout.contains("  method           RSA-PSS with SHA-256\n"), report.stdout)
-        XCTAssertFalse(report.stdout.contains("INVALID"), report.stdout)
+        let errors = report.stdout.split(separator: "\n").filter { $0.hasPrefix("  invalid:") }
+        XCTAssertEqual(errors.count, 1, report.stdout)
+        XCTAssertTrue(errors.first?.contains("not a long-term signature") == true, report.stdout)
     }
 
     func testTwoTokensAreAmbiguousAndTheErrorNamesBoth() throws {

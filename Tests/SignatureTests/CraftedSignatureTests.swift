@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import Signing
 import TestTools
+import Trust
 import Validation
 import XAdES
 import XCTest
@@ -150,4 +151,111 @@ final class CraftedSignatureTests: LoopbackServicesTestCase {
             for word in words { XCTAssertTrue(messages.contains(word), "\(label): '\(word)' not in: \(messages)") }
         }
     }
+
+    // MARK: - Issue 30: time-mark responders, policies, profiles
+
+    func validate(_ container: Container, settings: [String]) throws -> SignatureReport {
+        let report = try environment(settings).validator().validate(try Container.open(container.path))
+        return try XCTUnwrap(report.signatures.first, report.text)
+    }
+
+    /// SK's test responders name 1.3.6.1.4.1.10015.3.1.1, not the production time-mark policy:
+    /// `ocsp-tm-policy` lists the policies that make a time-mark (it replaces the default, as
+    /// libdigidocpp's `ocsp.tm.profile` does).
+    func testTheTimeMarkResponderPolicyIsConfigurable() throws {
+        let testResponder = try forge().sign(try newContainer(), try timeMark(responder: try services.ocspTMTestURL))
+        let productionResponder = try forge().sign(try newContainer(), try timeMark())
+        assertFinding(try validate(testResponder), .invalid, ["time-mark policy 1.3.6.1.4.1.10015.4.1.2"])
+        XCTAssertEqual(try validate(productionResponder).verdict, .valid)
+
+        let testOnly = ["ocsp-tm-policy=1.3.6.1.4.1.10015.3.1.1"]
+        let accepted = try validate(testResponder, settings: testOnly)
+        XCTAssertEqual(accepted.verdict, .valid, accepted.text)
+        assertFinding(try validate(productionResponder, settings: testOnly), .invalid, ["1.3.6.1.4.1.10015.3.1.1"])
+
+        let both = ["ocsp-tm-policy=1.3.6.1.4.1.10015.4.1.2, 1.3.6.1.4.1.10015.3.1.1"]
+        XCTAssertEqual(try validate(testResponder, settings: both).verdict, .valid)
+        XCTAssertEqual(try validate(productionResponder, settings: both).verdict, .valid)
+    }
+
+    /// `tsl = test` (SK's test services) adds the test time-mark policy to the default one.
+    func testTheTestListAddsTheTestTimeMarkPolicy() throws {
+        func policies(_ settings: [String]) throws -> [String] {
+            try SignatureEnvironment(configuration: try Configuration.load(explicitPath: "/dev/null", overrides: settings)).timeMarkPolicies
+        }
+        XCTAssertEqual(try policies([]), ["1.3.6.1.4.1.10015.4.1.2"])
+        XCTAssertEqual(try policies(["tsl=test"]), ["1.3.6.1.4.1.10015.4.1.2", "1.3.6.1.4.1.10015.3.1.1"])
+        XCTAssertEqual(try policies(["tsl=test", "ocsp-tm-policy=1.2.3"]), ["1.2.3", "1.3.6.1.4.1.10015.3.1.1"])
+        XCTAssertThrowsError(try policies(["ocsp-tm-policy=not-an-oid"])) {
+            XCTAssertTrue("\($0)".contains("ocsp-tm-policy"), "\($0)")
+        }
+        // The system-wide file sets it for everyone.
+        let system = Self.folder + "/system-\(UUID().uuidString.prefix(8)).conf"
+        try "ocsp-tm-policy = 1.3.6.1.4.1.10015.3.1.1\n".write(toFile: system, atomically: true, encoding: .utf8)
+        let fromSystem = try Configuration.load(explicitPath: nil, overrides: [],
+                                                environment: ["ASICFS_SYSTEM_CONFIG": system, "HOME": Self.folder + "/no-home"])
+        XCTAssertEqual(try SignatureEnvironment(configuration: fromSystem).timeMarkPolicies, ["1.3.6.1.4.1.10015.3.1.1"])
+    }
+
+    /// When nobody trusts the OCSP responder its policy proves nothing either way: the verdict
+    /// is INDETERMINATE (responder not trusted), as libdigidocpp and SiVa say, not INVALID.
+    func testAnUntrustedResponderIsIndeterminateNotATimeMarkFailure() throws {
+        let signed = try forge().sign(try newContainer(), try timeMark(responder: try services.ocspURL))
+        let store = try environment().trust().get()
+        let result = Validator(trust: ResponderDistrust(store: store)).validate(try Container.open(signed.path))
+        let report = try XCTUnwrap(result.signatures.first, result.text)
+        assertFinding(report, .indeterminate, ["responder not trusted"])
+        XCTAssertEqual(report.findings.map(\.code), ["ocsp-not-trusted"], report.text)
+    }
+
+    /// digidoc4j refuses a SignaturePolicyIdentifier that is both explicit and implied.
+    func testAPolicyBothExplicitAndImpliedIsInvalid() throws {
+        let both = SignatureForge.policy().replacingOccurrences(
+            of: "</xades:SignaturePolicyId>", with: "</xades:SignaturePolicyId><xades:SignaturePolicyImplied></xades:SignaturePolicyImplied>")
+        for shaping in [try timeMark(policy: both), { var lt = SignatureForge.Shaping(); lt.signedProperties = SignatureForge.inserting(both); return lt }()] {
+            let report = try validate(try forge().sign(try newContainer(), shaping))
+            assertFinding(report, .invalid, ["SignaturePolicyId", "SignaturePolicyImplied"])
+            XCTAssertTrue(report.findings.contains { $0.code == "policy" }, report.text)
+        }
+    }
+
+    /// Profile B (no time-stamp, no revocation data) is INVALID, as in libdigidocpp and SiVa's
+    /// Estonian policy; a T-level signature (time-stamp, no OCSP) stays INDETERMINATE.
+    func testProfileBIsInvalidAndTLevelIndeterminate() throws {
+        var bProfile = SignatureForge.Shaping()
+        bProfile.unsigned = { _ in "" }
+        let b = try validate(try forge().sign(try newContainer(), bProfile))
+        assertFinding(b, .invalid, ["no time-stamp and no revocation data: not a long-term signature"])
+        XCTAssertTrue(b.findings.contains { $0.code == "no-timestamp" && $0.severity == .invalid }, b.text)
+
+        var tLevel = SignatureForge.Shaping()
+        tLevel.unsigned = { parts in
+            let full = parts.xml()
+            guard let start = full.range(of: "<xades:RevocationValues>"), let end = full.range(of: "</xades:RevocationValues>") else { return full }
+            return full.replacingCharacters(in: start.lowerBound..<end.upperBound, with: "")
+        }
+        let t = try validate(try forge().sign(try newContainer(), tLevel))
+        XCTAssertEqual(t.verdict, .indeterminate, t.text)
+        XCTAssertTrue(t.findings.contains { $0.code == "no-revocation" }, t.text)
+    }
+}
+
+/// The store's answers, except that no OCSP responder is trusted.
+struct ResponderDistrust: TrustAuthority, CertificateSource {
+    let store: TrustStore
+
+    func signerIssuer(of certificate: Certificate, intermediates: [Certificate], at time: Date) -> TrustAnswer {
+        store.signerIssuer(of: certificate, intermediates: intermediates, at: time)
+    }
+    func timeStampAuthority(_ certificate: Certificate, intermediates: [Certificate], at time: Date) -> TrustAnswer {
+        store.timeStampAuthority(certificate, intermediates: intermediates, at: time)
+    }
+    func ocspResponder(_ certificate: Certificate, intermediates: [Certificate], at time: Date) -> TrustAnswer {
+        .untrusted("this test trusts no OCSP responder")
+    }
+    func qualification(of certificate: Certificate, intermediates: [Certificate], at time: Date) -> QualificationAnswer {
+        store.qualification(of: certificate, intermediates: intermediates, at: time)
+    }
+    var notices: [String] { store.notices }
+    var knownCertificates: [Certificate] { store.knownCertificates }
 }

@@ -23,6 +23,8 @@ public struct TestPKI: Sendable {
     public var ocspRSA: String { path("ocsp-rsa.pem") }
     /// The time-mark responder: its certificate names the BDOC time-mark policy.
     public var ocspTM: String { path("ocsp-tm.pem") }
+    /// A time-mark responder naming SK's test time-mark policy 1.3.6.1.4.1.10015.3.1.1 instead.
+    public var ocspTMTest: String { path("ocsp-tm-test.pem") }
     public var tsa: String { path("tsa.pem") }
     /// issuing.pem then root.pem.
     public var chain: String { path("chain.pem") }
@@ -49,6 +51,8 @@ public final class TestServices: Sendable {
     public var ocspRSAURL: String { baseURL + "/ocsp-rsa" }
     /// Answers signed by the time-mark responder (`TestPKI.ocspTM`).
     public var ocspTMURL: String { baseURL + "/ocsp-tm" }
+    /// Answers signed by the responder with SK's test time-mark policy (`TestPKI.ocspTMTest`).
+    public var ocspTMTestURL: String { baseURL + "/ocsp-tm-test" }
     private let server: LoopbackProcess
 
     static let contrib: String = {

@@ -4,8 +4,9 @@
 #                                                  -> revoked signer
 #                                                  -> RSA-2048 signer (for PKCS#11 tokens' RSA keys)
 #                                                  -> authentication certificate (no nonRepudiation)
-#   root CA -> TSA (critical timeStamping EKU);  issuing CA -> OCSP responders (EC, RSA, and EC
-#   with the BDOC time-mark policy 1.3.6.1.4.1.10015.4.1.2)
+#   root CA -> TSA (critical timeStamping EKU);  issuing CA -> OCSP responders (EC, RSA, EC
+#   with the BDOC time-mark policy 1.3.6.1.4.1.10015.4.1.2, and EC with SK's test time-mark
+#   policy 1.3.6.1.4.1.10015.3.1.1)
 # plus an openssl-ca index.txt (one good, one revoked), PKCS#12 files for both signers and an
 # openssl config with the time-stamping section that tsa_ocsp_server.py uses.
 # Usage: mkpki.sh DIR [OCSP-URL]    (the URL goes into the signers' AIA)
@@ -88,6 +89,16 @@ certificatePolicies = 1.3.6.1.4.1.10015.4.1.2
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
 
+# SK's test time-mark responders name this policy instead (libdigidocpp's test configuration accepts it).
+[ ocsp_tm_test_ext ]
+basicConstraints = critical, CA:false
+keyUsage = critical, digitalSignature
+extendedKeyUsage = critical, OCSPSigning
+1.3.6.1.5.5.7.48.1.5 = ASN1:NULL
+certificatePolicies = 1.3.6.1.4.1.10015.3.1.1
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+
 [ tsa_ext ]
 basicConstraints = critical, CA:false
 keyUsage = critical, digitalSignature, nonRepudiation
@@ -147,6 +158,8 @@ openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out ocsp-rsa.key 2
 cert ocsp-rsa ocsp-rsa.key "/C=EE/O=asicfs test/CN=TEST of asicfs OCSP RESPONDER RSA 2025" issuing.pem issuing.key ocsp_ext 8193
 key P-256 ocsp-tm.key
 cert ocsp-tm ocsp-tm.key "/C=EE/O=asicfs test/CN=TEST of asicfs OCSP TIME-MARK RESPONDER 2025" issuing.pem issuing.key ocsp_tm_ext 8194
+key P-256 ocsp-tm-test.key
+cert ocsp-tm-test ocsp-tm-test.key "/C=EE/O=asicfs test/CN=TEST of asicfs OCSP TEST TIME-MARK RESPONDER 2025" issuing.pem issuing.key ocsp_tm_test_ext 8195
 key P-256 tsa.key
 cert tsa tsa.key "/C=EE/O=asicfs test/CN=TEST of asicfs TSA 2025" root.pem root.key tsa_ext 12288
 echo 01 > tsaserial

@@ -7,6 +7,7 @@ Serves a PKI made by mkpki.sh (run from its folder or give --pki):
   POST /ocsp-rsa  the same, signed by the RSA responder (for peers that only verify RSA)
   POST /ocsp-tm   the same, signed by the time-mark responder (its certificate names the BDOC
                   time-mark policy); every responder echoes the request's nonce, as a TM one must
+  POST /ocsp-tm-test  the same, by the responder with SK's test time-mark policy
 Every OCSP answer is made fresh from index.txt (a revocation shows at once). Binds 127.0.0.1 only;
 prints "PORT n" once listening (--port 0 picks a free port). The PKI folder is read per request,
 so the server may start before mkpki.sh fills it (that is how a test learns the port to put in
@@ -52,7 +53,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                            "-queryfile", q, "-out", r]
                 content_type = "application/timestamp-reply"
                 lock = TSA_LOCK
-            elif self.path in ("/ocsp", "/ocsp-rsa", "/ocsp-tm"):
+            elif self.path in ("/ocsp", "/ocsp-rsa", "/ocsp-tm", "/ocsp-tm-test"):
                 signer = self.path[1:]
                 command = ["openssl", "ocsp", "-index", "index.txt", "-CA", "issuing.pem",
                            "-rsigner", signer + ".pem", "-rkey", signer + ".key", "-ndays", "1",
