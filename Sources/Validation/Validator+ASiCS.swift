@@ -48,6 +48,10 @@ extension Validator {
                 let bytes = manifests.first { $0.name == manifest.file }?.bytes ?? []
                 verifyToken(token, over: { try Digest.hash(bytes, token.imprintAlgorithm) }, covering: manifest.file, &report)
                 checkArchiveManifest(manifest, container: container, digests: digests, &report)
+            } else if file.name != Container.asicSTimeStamp {
+                // Only timestamp.tst covers the data file itself; another token is not a time-stamp of this container.
+                report.add(.invalid, "timestamp",
+                           "\(file.name) is not \(Container.asicSTimeStamp) and no ASiCArchiveManifest names it, so it time-stamps nothing of this container")
             } else {
                 report.profile = "ASiC-S time-stamp"
                 report.signedFiles = container.dataFiles.map(\.name)

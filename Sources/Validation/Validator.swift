@@ -46,11 +46,10 @@ public final class Validator: @unchecked Sendable {
                 archiveManifests.append(TimeStampFile(name: file.name, bytes: bytes))
                 continue
             }
-            if file.name.hasSuffix(".p7s") {
-                var unsupported = SignatureReport(index: index, file: file.name, id: nil)
-                unsupported.kind = "CAdES"
-                unsupported.add(.indeterminate, "unsupported-format", "CAdES signatures (\(file.name)) are not validated by asicfs")
-                report.signatures.append(unsupported)
+            // CAdES-style shapes: a .p7s signature, or an ASiC-E time-stamp container's token
+            // (over an ASiCManifest), which is no XAdES document either.
+            if file.name.hasSuffix(".p7s") || (container.kind == .asicE && file.name.hasSuffix(".tst")) {
+                report.signatures.append(Self.unsupported(file.name, index: index))
                 index += 1
                 continue
             }
@@ -70,6 +69,16 @@ public final class Validator: @unchecked Sendable {
             report.signatures += validateASiCSTimeStamps(timeStamps, manifests: archiveManifests, firstIndex: index,
                                                          container: container, digests: digests)
         }
+        return report
+    }
+
+    /// A CAdES signature or an ASiC-E time-stamp token: reported, not validated.
+    static func unsupported(_ name: String, index: Int) -> SignatureReport {
+        var report = SignatureReport(index: index, file: name, id: nil)
+        let isToken = name.hasSuffix(".tst")
+        report.kind = isToken ? "TimeStampToken" : "CAdES"
+        report.add(.indeterminate, "unsupported-format",
+                   (isToken ? "ASiC-E time-stamp tokens" : "CAdES signatures") + " (\(name)) are not validated by asicfs")
         return report
     }
 
@@ -116,6 +125,7 @@ public final class Validator: @unchecked Sendable {
             report.add(.invalid, "key-usage", "the signer's certificate is not for signatures (no non-repudiation key usage)")
         }
         let others = signature.certificateValues + Array(signature.keyInfoCertificates.dropFirst())
+        checkContentTimeStamps(signature, container: container, others: others, &report)
 
         // B level: the certificate's issuer was trusted when the certificate was issued.
         if let notBefore = certificate.notBefore {
@@ -207,9 +217,11 @@ public final class Validator: @unchecked Sendable {
             }
             if let id = reference.id {
                 if let mimeType = signature.dataObjectFormats["#" + id] {
-                    if mimeType != file.mediaType {
+                    // Only a manifest's word counts: an ASiC-S may have none, and a type guessed
+                    // from the name is no claim to compare with (libdigidocpp skips ASiC-S too).
+                    if let declared = file.declaredMediaType, mimeType != declared {
                         report.add(.invalid, "mime-type",
-                                   "the signed media type of '\(file.name)' is '\(mimeType)' but the manifest says '\(file.mediaType)'")
+                                   "the signed media type of '\(file.name)' is '\(mimeType)' but the manifest says '\(declared)'")
                     }
                     if !Self.isConformantMediaType(mimeType) {
                         report.add(.warning, "mime-type", "'\(mimeType)' is not a conformant media type")
