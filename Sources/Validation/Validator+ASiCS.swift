@@ -39,6 +39,10 @@ extension Validator {
                 continue
             }
             tokenTimes[file.name] = token.genTime
+            report.evidence.identifyingBytes = file.bytes
+            report.evidence.provenTime = token.genTime
+            report.evidence.timeStamps.append(.init(role: .container, token: file.bytes, time: token.genTime))
+            if let tsa = token.signerCertificate { report.evidence.certificateChain = [tsa.der] }
             report.timeStampTime = token.genTime
             report.timeStampAuthority = token.signerCertificate.map { $0.commonName ?? $0.subjectLine }
             report.signerName = report.timeStampAuthority

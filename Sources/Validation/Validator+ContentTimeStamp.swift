@@ -41,6 +41,7 @@ extension Validator {
             }
             do {
                 let tsa = try token.verify(imprint: imprint)
+                report.evidence.timeStamps.append(.init(role: .content, token: stamp.token, time: token.genTime))
                 checkTimeStampAuthority(tsa, token: token, others: others, &report)
             } catch {
                 report.add(.invalid, "content-timestamp",

@@ -49,7 +49,7 @@ public final class Validator: @unchecked Sendable {
             // CAdES-style shapes: a .p7s signature, or an ASiC-E time-stamp container's token
             // (over an ASiCManifest), which is no XAdES document either.
             if file.name.hasSuffix(".p7s") || (container.kind == .asicE && file.name.hasSuffix(".tst")) {
-                report.signatures.append(Self.unsupported(file.name, index: index))
+                report.signatures.append(Self.unsupported(file.name, index: index, bytes: bytes))
                 index += 1
                 continue
             }
@@ -73,8 +73,9 @@ public final class Validator: @unchecked Sendable {
     }
 
     /// A CAdES signature or an ASiC-E time-stamp token: reported, not validated.
-    static func unsupported(_ name: String, index: Int) -> SignatureReport {
+    static func unsupported(_ name: String, index: Int, bytes: [UInt8]) -> SignatureReport {
         var report = SignatureReport(index: index, file: name, id: nil)
+        report.evidence.identifyingBytes = bytes
         let isToken = name.hasSuffix(".tst")
         report.kind = isToken ? "TimeStampToken" : "CAdES"
         report.add(.indeterminate, "unsupported-format",
@@ -106,8 +107,11 @@ public final class Validator: @unchecked Sendable {
         report.roles = signature.claimedRoles
         report.productionPlace = signature.productionPlace
         report.signedFiles = signature.dataReferences.map(\.dataFileName)
+        report.evidence.signatureValue = signature.signatureValue
+        report.evidence.identifyingBytes = signature.signatureValue
         let certificate = signature.signingCertificate
         if let certificate {
+            report.evidence.certificateChain = [certificate.der]
             report.signerName = certificate.commonName ?? certificate.subjectLine
             report.personalCode = certificate.serialNumberAttribute
             report.country = certificate.country
@@ -143,6 +147,7 @@ public final class Validator: @unchecked Sendable {
             report.add(.indeterminate, "no-timestamp",
                        "the signature has no time-stamp and no revocation data (profile B): when it was made and whether the certificate was valid then cannot be proven")
         }
+        report.evidence.provenTime = trustedTime
         if let trustedTime {
             if !certificate.isValid(at: trustedTime) {
                 report.add(.invalid, "certificate-expired",
@@ -250,8 +255,11 @@ public final class Validator: @unchecked Sendable {
             report.add(.indeterminate, "no-trust", "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
             return
         }
-        if case .untrusted(let why) = trust.signerIssuer(of: certificate, intermediates: others, at: time) {
+        switch trust.signerIssuer(of: certificate, intermediates: others, at: time) {
+        case .untrusted(let why):
             report.add(.indeterminate, "signer-not-trusted", "the signer's certificate is not trusted \(when) (\(ISOTime.string(time))): \(why)")
+        case .trusted(let path, _):
+            report.evidence.trustedPath(path, from: certificate)
         }
     }
 
