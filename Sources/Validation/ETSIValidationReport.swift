@@ -94,9 +94,11 @@ public struct ETSIValidationReport {
             switch stamp.role {
             case .signature, .container: element = "SignatureTimeStamp"
             case .archive: element = "ArchiveTimeStamp"
-            case .content: element = "AllDataObjectsTimeStamp"
+            case .allDataObjects: element = "AllDataObjectsTimeStamp"
+            case .individualDataObjects: element = "IndividualDataObjectsTimeStamp"
             }
-            let signed = stamp.role == .content ? "true" : "false"
+            // Content time-stamps are signed properties; the others are added after signing.
+            let signed = stamp.role == .allDataObjects || stamp.role == .individualDataObjects ? "true" : "false"
             parts.append("<\(element) Signed=\"\(signed)\"><AttributeObject VOReference=\"\(id)\"/>"
                 + "<TimeStampValue>\(ISOTime.string(stamp.time))</TimeStampValue></\(element)>")
         }

@@ -7,7 +7,9 @@ import Foundation
 public struct SignatureEvidence: Sendable, Codable {
     public struct TimeStamp: Sendable, Codable {
         public enum Role: String, Sendable, Codable {
-            case signature, archive, content
+            case signature, archive
+            /// AllDataObjectsTimeStamp, IndividualDataObjectsTimeStamp.
+            case allDataObjects, individualDataObjects
             /// An ASiC-S container's token (over the data file or an archive manifest).
             case container
         }

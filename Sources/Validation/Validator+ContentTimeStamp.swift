@@ -41,7 +41,8 @@ extension Validator {
             }
             do {
                 let tsa = try token.verify(imprint: imprint)
-                report.evidence.timeStamps.append(.init(role: .content, token: stamp.token, time: token.genTime))
+                report.evidence.timeStamps.append(.init(role: stamp.coverage == .allDataObjects ? .allDataObjects : .individualDataObjects,
+                                                       token: stamp.token, time: token.genTime))
                 checkTimeStampAuthority(tsa, token: token, others: others, &report)
             } catch {
                 report.add(.invalid, "content-timestamp",

@@ -92,6 +92,7 @@ final class ValidationReportTests: CLITestCase {
         out = {'main': status.find(VR + 'MainIndication').text,
                'sub': [s.text for s in status.findall(VR + 'SubIndication')],
                'signatureValue': value.text if value is not None else None,
+               'identifier': report.find(VR + 'SignatureIdentifier/' + VR + 'DigestAlgAndValue/' + DS + 'DigestValue').text,
                'constraints': {c.find(VR + 'ValidationConstraintIdentifier').text: c.find(VR + 'ValidationStatus/' + VR + 'MainIndication').text
                                for c in report.iter(VR + 'ValidationConstraint')},
                'findings': [d.find(VR + 'Type').text for d in report.iter(VR + 'ReportData')]}
@@ -179,6 +180,54 @@ final class ValidationReportTests: CLITestCase {
         XCTAssertEqual((report["constraints"] as? [String: String])?["urn:asicfs:constraint:signed-data-objects"],
                        "urn:etsi:019102:mainindication:total-failed")
         XCTAssertTrue((report["findings"] as? [String] ?? []).contains("urn:asicfs:finding:invalid:reference-digest"), "\(report)")
+    }
+
+    /// An ASiC-S container with a token of the loopback TSA (openssl ts makes the query and
+    /// takes the token out of the reply; Python posts it and writes the ZIP).
+    func timeStampedASiCS() throws -> String {
+        let document = try write("doc.txt", "the stamped document\n")
+        let query = path("query.tsq"), reply = path("reply.tsr"), token = path("token.tst"), container = path("stamped.asics")
+        XCTAssertEqual(try runTool("/usr/bin/openssl", ["ts", "-query", "-data", document, "-sha256", "-cert", "-out", query]).status, 0)
+        let made = try runTool("/usr/bin/env", ["python3", "-c", """
+            import sys, urllib.request, zipfile
+            request = urllib.request.Request(sys.argv[1], data=open(sys.argv[2], 'rb').read(),
+                                             headers={'Content-Type': 'application/timestamp-query'})
+            open(sys.argv[3], 'wb').write(urllib.request.urlopen(request).read())
+            """, try services.tsaURL, query, reply])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        XCTAssertEqual(try runTool("/usr/bin/openssl", ["ts", "-reply", "-in", reply, "-token_out", "-out", token]).status, 0)
+        let zipped = try runTool("/usr/bin/env", ["python3", "-c", """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1], 'w') as z:
+                z.writestr('mimetype', 'application/vnd.etsi.asic-s+zip')
+                z.write(sys.argv[2], 'doc.txt')
+                z.write(sys.argv[3], 'META-INF/timestamp.tst')
+            """, container, document, token])
+        XCTAssertEqual(zipped.status, 0, zipped.stderr)
+        return container
+    }
+
+    /// An ASiC-S time-stamp token is identified by its own bytes (it has no SignatureValue), its
+    /// chain is the TSA's, and the token is among the objects.
+    func testAnASiCSTokenIsReportedWithItsOwnIdentifier() throws {
+        let container = try timeStampedASiCS()
+        let file = path("asics.xml")
+        let verify = try asicfs(["verify", container, "--report=\(file)"] + settings)
+        assertSuccess(verify)
+        let (problems, reports) = try check(file)
+        XCTAssertEqual(problems, [])
+        let report = try XCTUnwrap(reports.first)
+        XCTAssertEqual(report["main"] as? String, "urn:etsi:019102:mainindication:total-passed")
+        XCTAssertNil(report["signatureValue"] as? String)
+        let token = try runTool("/usr/bin/env", ["python3", "-c",
+            "import sys, zipfile; sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read('META-INF/timestamp.tst').hex())", container]).stdout
+        XCTAssertEqual(report["timestamps"] as? [String], [token])
+        let digest = try runTool("/usr/bin/env", ["python3", "-c",
+            "import base64, hashlib, sys; sys.stdout.write(base64.b64encode(hashlib.sha256(bytes.fromhex(sys.argv[1])).digest()).decode())", token]).stdout
+        XCTAssertEqual(report["identifier"] as? String, digest)
+        XCTAssertTrue(try openssl(try XCTUnwrap(report["signer"] as? String), ["x509", "-inform", "DER", "-in", "IN", "-noout", "-text"])
+            .contains("Time Stamping"))
+        XCTAssertNotNil(report["anchor"] as? String)
     }
 
     /// A report that cannot be written is an error (exit 1), after the verdict was printed.
