@@ -40,7 +40,6 @@ extension Validator {
             }
             tokenTimes[file.name] = token.genTime
             report.evidence.identifyingBytes = file.bytes
-            report.evidence.provenTime = token.genTime
             report.evidence.timeStamps.append(.init(role: .container, token: file.bytes, time: token.genTime))
             if let tsa = token.signerCertificate { report.evidence.certificateChain = [tsa.der] }
             report.timeStampTime = token.genTime
@@ -66,6 +65,8 @@ extension Validator {
                 }
                 verifyToken(token, over: { try digests.digest(of: data.name, token.imprintAlgorithm) }, covering: data.name, &report)
             }
+            // A token that does not hold proves no time.
+            if report.verdict != .invalid { report.evidence.provenTime = token.genTime }
             reports.append(report)
         }
         // Each archive token must renew everything before it: the data file and every earlier

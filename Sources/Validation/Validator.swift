@@ -258,6 +258,7 @@ public final class Validator: @unchecked Sendable {
         switch trust.signerIssuer(of: certificate, intermediates: others, at: time) {
         case .untrusted(let why):
             report.add(.indeterminate, "signer-not-trusted", "the signer's certificate is not trusted \(when) (\(ISOTime.string(time))): \(why)")
+            report.evidence.chainIsTrusted = false
         case .trusted(let path, _):
             report.evidence.trustedPath(path, from: certificate)
         }
