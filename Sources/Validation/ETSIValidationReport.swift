@@ -169,6 +169,7 @@ public struct ETSIValidationReport {
         "tsa-not-trusted": "NO_CERTIFICATE_CHAIN_FOUND", "ocsp-not-trusted": "NO_CERTIFICATE_CHAIN_FOUND",
         "no-timestamp": "NO_POE", "no-revocation": "TRY_LATER", "ocsp": "TRY_LATER", "ocsp-unknown": "TRY_LATER",
         "unsupported-format": "FORMAT_FAILURE", "content-timestamp": "SIGNED_DATA_NOT_FOUND",
+        "timestamp-order": "TIMESTAMP_ORDER_FAILURE",
     ]
 
     static func qualityURN(_ label: String) -> String? {

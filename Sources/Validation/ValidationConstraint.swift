@@ -10,7 +10,7 @@ struct ValidationConstraint {
     static let dataObjects = Self(name: "signed-data-objects", codes: [
         "reference", "reference-digest", "reference-unknown", "file-not-signed", "no-data-files", "data-object-formats", "mime-type",
     ])
-    static let contentTimeStamps = Self(name: "content-timestamps", codes: ["content-timestamp"])
+    static let contentTimeStamps = Self(name: "content-timestamps", codes: ["content-timestamp", "timestamp-order"])
     static let signerTrust = Self(name: "signer-trust", codes: ["signer-not-trusted", "no-trust", "trusted-list"])
     static let qualification = Self(name: "qualification", codes: ["not-qualified"])
     static let timeStamp = Self(name: "signature-timestamp", codes: ["timestamp", "tsa-not-trusted", "no-timestamp", "time-mark"])

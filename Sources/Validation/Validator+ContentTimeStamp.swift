@@ -9,8 +9,10 @@ import XAdES
 /// files without transforms, so a data object's octets are the file's bytes. What cannot be
 /// computed that way is INDETERMINATE: a content time-stamp is never INVALID for being there.
 extension Validator {
+    /// `signedBy` is the time the signature is proven to exist at (its time-stamp or time-mark):
+    /// the data must have been time-stamped before that (EN 319 102-1, time-stamp order).
     func checkContentTimeStamps(_ signature: XAdESSignature, container: Container, others: [Certificate],
-                                _ report: inout SignatureReport) {
+                                signedBy: Date?, _ report: inout SignatureReport) {
         for stamp in signature.dataObjectTimeStamps {
             let name = stamp.elementName
             guard stamp.tokenCount == 1 else {
@@ -44,6 +46,10 @@ extension Validator {
                 report.evidence.timeStamps.append(.init(role: stamp.coverage == .allDataObjects ? .allDataObjects : .individualDataObjects,
                                                        token: stamp.token, time: token.genTime))
                 checkTimeStampAuthority(tsa, token: token, others: others, &report)
+                if let signedBy, token.genTime > signedBy {
+                    report.add(.indeterminate, "timestamp-order",
+                               "the \(name) (\(ISOTime.string(token.genTime))) is after the signature time-stamp (\(ISOTime.string(signedBy))): the data cannot have been time-stamped before it was signed")
+                }
             } catch {
                 report.add(.invalid, "content-timestamp",
                            "the \(name) does not verify over \(files.map { "'\($0.name)'" }.joined(separator: " + ")): \(error)")

@@ -129,7 +129,6 @@ public final class Validator: @unchecked Sendable {
             report.add(.invalid, "key-usage", "the signer's certificate is not for signatures (no non-repudiation key usage)")
         }
         let others = signature.certificateValues + Array(signature.keyInfoCertificates.dropFirst())
-        checkContentTimeStamps(signature, container: container, others: others, &report)
 
         // B level: the certificate's issuer was trusted when the certificate was issued.
         if let notBefore = certificate.notBefore {
@@ -148,6 +147,7 @@ public final class Validator: @unchecked Sendable {
                        "the signature has no time-stamp and no revocation data (profile B): when it was made and whether the certificate was valid then cannot be proven")
         }
         report.evidence.provenTime = trustedTime
+        checkContentTimeStamps(signature, container: container, others: others, signedBy: trustedTime, &report)
         if let trustedTime {
             if !certificate.isValid(at: trustedTime) {
                 report.add(.invalid, "certificate-expired",

@@ -18,9 +18,9 @@ final class DataObjectTimeStampTests: LoopbackServicesTestCase {
     let first = Array("first file\n".utf8)
     let second = Array("second file, a little longer\n".utf8)
 
-    func stamp(_ bytes: [UInt8]) throws -> String {
+    func stamp(_ bytes: [UInt8], tsaURL: String? = nil) throws -> String {
         let http = try environment().httpClient()
-        let token = try TimeStampClient(url: try services.tsaURL, post: http.post).stamp(digest: Digest.hash(bytes, .sha256)).der
+        let token = try TimeStampClient(url: try tsaURL ?? services.tsaURL, post: http.post).stamp(digest: Digest.hash(bytes, .sha256)).der
         return Data(token).base64EncodedString()
     }
 
@@ -80,5 +80,17 @@ final class DataObjectTimeStampTests: LoopbackServicesTestCase {
         let report = try sign(adding: individual(["S0-nothing"], try stamp(second)))
         XCTAssertEqual(report.verdict, .indeterminate, report.text)
         XCTAssertTrue(report.findings.contains { $0.code == "content-timestamp" && $0.message.contains("S0-nothing") }, report.text)
+    }
+
+    /// A content time-stamp must come before the signature time-stamp (EN 319 102-1's
+    /// time-stamp order check): one from a TSA whose clock runs an hour ahead is INDETERMINATE,
+    /// with the order named, though its imprint is right.
+    func testAContentTimeStampAfterTheSignatureTimeStampIsIndeterminate() throws {
+        let ahead = try TestServices.start(pki: try services.pki, clockOffset: "+1h")
+        defer { ahead.stop() }
+        let report = try sign(adding: all(try stamp(first + second, tsaURL: ahead.tsaURL)))
+        XCTAssertEqual(report.verdict, .indeterminate, report.text)
+        XCTAssertEqual(report.findings.map(\.code), ["timestamp-order"], report.text)
+        XCTAssertTrue(report.findings.contains { $0.message.contains("after the signature time-stamp") }, report.text)
     }
 }
