@@ -26,6 +26,7 @@ test: build fuzz-smoke unit-tests
 
 unit-tests: build
 	scripts/setup-pyasice.sh >/dev/null
+	scripts/setup-etsi-report-model.sh >/dev/null
 	scripts/run-tests.sh
 
 fuzz-smoke: deps

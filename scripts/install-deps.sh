@@ -35,6 +35,8 @@ packages=(
   util-linux-extra
   # a second, unprivileged user for the browse mode security tests (useradd; setpriv is util-linux)
   passwd
+  # a loopback TSA whose clock runs ahead (content time-stamp order tests)
+  faketime
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 

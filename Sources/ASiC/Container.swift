@@ -14,6 +14,9 @@ public enum ContainerKind: String, Sendable {
 public struct DataFile: Sendable, Equatable {
     public let name: String
     public let mediaType: String
+    /// The media type a manifest declares; nil when there is none to declare it (an ASiC-S
+    /// without `META-INF/manifest.xml`), and `mediaType` is only a guess from the name.
+    public let declaredMediaType: String?
     public let size: Int64
     public let compressedSize: Int64
     public let isCompressed: Bool
@@ -172,6 +175,11 @@ public final class Container: @unchecked Sendable {
             let timeStamps = signatureEntries.filter { $0.name.hasSuffix(".tst") }
             let archiveManifests = signatureEntries.filter { isArchiveManifest($0.name) }
             let signatures = signatureEntries.filter { !$0.name.hasSuffix(".tst") && !isArchiveManifest($0.name) }
+            // The first token has one name (ETSI EN 319 162-1 4.3.2); later ones are only
+            // renewals, each named by an archive manifest, and say nothing on their own.
+            if !timeStamps.isEmpty && !timeStamps.contains(where: { $0.name == Self.asicSTimeStamp }) {
+                throw ContainerError.notASiC("an ASiC-S time-stamp must be \(Self.asicSTimeStamp), not \(timeStamps.map(\.name).joined(separator: ", "))")
+            }
             if !archiveManifests.isEmpty && timeStamps.isEmpty {
                 throw ContainerError.notASiC("the ASiC-S container has an archive manifest but no time-stamp")
             }
@@ -197,6 +205,7 @@ public final class Container: @unchecked Sendable {
                 return date
             }()
             return DataFile(name: entry.name, mediaType: mediaTypes[entry.name] ?? MediaType.guess(forName: entry.name),
+                            declaredMediaType: mediaTypes[entry.name],
                             size: Int64(entry.uncompressedSize), compressedSize: Int64(entry.compressedSize),
                             isCompressed: entry.isDeflated, modified: modified, entry: entry)
         }
@@ -257,6 +266,9 @@ public final class Container: @unchecked Sendable {
         }
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
+
+    /// The name of an ASiC-S container's (first) time-stamp token.
+    public static let asicSTimeStamp = "META-INF/timestamp.tst"
 
     /// `META-INF/ASiCArchiveManifest*.xml`: an archive manifest of a long-term ASiC-S.
     public static func isArchiveManifest(_ name: String) -> Bool {

@@ -143,7 +143,7 @@ private func makeSigner(_ method: SigningMethod, _ parameters: SigningParameters
 
 let verifyCommand = Command(
     name: "verify",
-    synopsis: "verify CONTAINER [--json] [--warnings=error]",
+    synopsis: "verify CONTAINER [--json] [--warnings=error] [--report=FILE]",
     summary: "validate every signature; exit 0 only if all are valid",
     details: """
     Checks each signature the way libdigidocpp does: data-file digests, the signature value,
@@ -152,10 +152,12 @@ let verifyCommand = Command(
     VALID_WITH_WARNINGS, INDETERMINATE (trust or revocation cannot be established) and
     INVALID, each with its reasons. Trust comes from the tsl, tsl-cert, tsl-signer-sha256 and
     trust-anchors settings. --json prints the report as JSON (see asicfs(1) for its fields).
+    --report=FILE also writes it as an ETSI TS 119 102-2 validation report (XML) to keep.
     """,
     options: [OptionSpec(names: ["--json"], takesValue: false, help: "print the report as JSON"),
               OptionSpec(names: ["--warnings"], takesValue: true, help: "'error': exit 1 also on VALID_WITH_WARNINGS (digidoc-tool's --warnings=error); 'ignore' (default)"),
-              OptionSpec(names: ["--notify"], takesValue: false, help: "also show the result as a desktop notification (the file manager's Verify action)")],
+              OptionSpec(names: ["--notify"], takesValue: false, help: "also show the result as a desktop notification (the file manager's Verify action)"),
+              OptionSpec(names: ["--report"], takesValue: true, help: "also write the result to FILE as an ETSI TS 119 102-2 validation report (XML)")],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         if arguments.positionals.count > 1 { throw UsageError("verify takes one CONTAINER") }
@@ -180,6 +182,11 @@ let verifyCommand = Command(
         // report.text escapes its fields; this keeps any line from reaching the terminal raw.
         let output = arguments.has("--json") ? PrintableText.jsonSafe(report.json) : PrintableText.escapedKeepingLines(report.text)
         FileHandle.standardOutput.write(Data(output.utf8))
+        if let file = arguments.value("--report") {
+            do { try Data(ETSIValidationReport(report).xml.utf8).write(to: URL(fileURLWithPath: file), options: .atomic) } catch {
+                throw ReportWriteError(description: "cannot write the validation report to \(PrintableText.escaped(file)): \(error.localizedDescription)")
+            }
+        }
         if arguments.has("--notify") {
             let signers = report.signatures.compactMap(\.signerName)
             DesktopNotification.show("asicfs: \(PathText.lastComponent(of: arguments.positionals[0])): \(report.verdict.rawValue)",
@@ -189,6 +196,10 @@ let verifyCommand = Command(
         if warningsFail && report.verdict == .validWithWarnings { return 1 }
         return report.verdict.isAcceptable ? 0 : 1
     })
+
+struct ReportWriteError: Error, CustomStringConvertible {
+    let description: String
+}
 
 /// Turns SIGINT and SIGTERM into a cancellation while a signing runs.
 final class CancelOnSignals: @unchecked Sendable {

@@ -39,6 +39,8 @@ public enum FindingCode: String, Sendable, CaseIterable, Codable {
     case ocspBeforeTimestamp = "ocsp-before-timestamp"
     case ocspLate = "ocsp-late"
     case timeMark = "time-mark"
+    case contentTimestamp = "content-timestamp"
+    case timestampOrder = "timestamp-order"
     // Long-term archive evidence.
     case archiveTimestamp = "archive-timestamp"
     case archiveManifest = "archive-manifest"

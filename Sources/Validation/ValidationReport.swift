@@ -75,6 +75,8 @@ public struct SignatureReport: Sendable, Codable {
     public var roles: [String] = []
     public var productionPlace: [String: String] = [:]
     public var findings: [Finding] = []
+    /// The signature value, chain, tokens and responses the verdict rests on (`--report`).
+    public var evidence = SignatureEvidence()
 
     public init(index: Int, file: String, id: String?) {
         self.index = index

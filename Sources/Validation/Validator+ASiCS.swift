@@ -39,6 +39,9 @@ extension Validator {
                 continue
             }
             tokenTimes[file.name] = token.genTime
+            report.evidence.identifyingBytes = file.bytes
+            report.evidence.timeStamps.append(.init(role: .container, token: file.bytes, time: token.genTime))
+            if let tsa = token.signerCertificate { report.evidence.certificateChain = [tsa.der] }
             report.timeStampTime = token.genTime
             report.timeStampAuthority = token.signerCertificate.map { $0.commonName ?? $0.subjectLine }
             report.signerName = report.timeStampAuthority
@@ -48,6 +51,10 @@ extension Validator {
                 let bytes = manifests.first { $0.name == manifest.file }?.bytes ?? []
                 verifyToken(token, over: { try Digest.hash(bytes, token.imprintAlgorithm) }, covering: manifest.file, &report)
                 checkArchiveManifest(manifest, container: container, digests: digests, &report)
+            } else if file.name != Container.asicSTimeStamp {
+                // Only timestamp.tst covers the data file itself; another token is not a time-stamp of this container.
+                report.add(.invalid, .timestamp,
+                           "\(file.name) is not \(Container.asicSTimeStamp) and no ASiCArchiveManifest names it, so it time-stamps nothing of this container")
             } else {
                 report.profile = "ASiC-S time-stamp"
                 report.signedFiles = container.dataFiles.map(\.name)
@@ -58,6 +65,8 @@ extension Validator {
                 }
                 verifyToken(token, over: { try digests.digest(of: data.name, token.imprintAlgorithm) }, covering: data.name, &report)
             }
+            // A token that does not hold proves no time.
+            if report.verdict != .invalid { report.evidence.provenTime = token.genTime }
             reports.append(report)
         }
         // Each archive token must renew everything before it: the data file and every earlier

@@ -32,6 +32,7 @@ extension Validator {
                     try container.read(name) { feed($0) }
                 }
                 let tsa = try token.verify(imprint: digest)
+                report.evidence.timeStamps.append(.init(role: .archive, token: stamp.token, time: token.genTime))
                 checkTimeStampAuthority(tsa, token: token, others: others, &report)
             } catch {
                 report.add(.invalid, .archiveTimestamp, "\(label) does not verify: \(error)")

@@ -34,6 +34,7 @@ extension Validator {
             report.add(.invalid, .timestamp, "the time-stamp does not verify: \(error)")
             return nil
         }
+        report.evidence.timeStamps.append(.init(role: .signature, token: stamp.token, time: token.genTime))
         checkTimeStampAuthority(tsa, token: token, others: signature.certificateValues, &report)
         return token.genTime
     }
@@ -46,9 +47,13 @@ extension Validator {
             report.add(.indeterminate, .noTrust, "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
             return
         }
-        if case .untrusted(let why) = trust.timeStampAuthority(tsa, intermediates: token.certificates + others, at: token.genTime) {
+        switch trust.timeStampAuthority(tsa, intermediates: token.certificates + others, at: token.genTime) {
+        case .untrusted(let why):
             report.add(.indeterminate, .tsaNotTrusted,
                        "the time-stamping authority \(tsa.commonName ?? tsa.subjectLine) is not trusted at \(ISOTime.string(token.genTime)): \(why)")
+        case .trusted(let path, _):
+            // A container's token is its own signature: its chain is the TSA's (a XAdES report keeps the signer's).
+            if report.evidence.signatureValue == nil { report.evidence.trustedPath(path, from: tsa) }
         }
     }
 
@@ -122,6 +127,7 @@ extension Validator {
                 continue
             }
             report.ocspProducedAt = response.producedAt
+            report.evidence.ocspResponses.append(der)
             report.ocspResponder = responder.commonName ?? responder.subjectLine
             switch single.status {
             case .good: break

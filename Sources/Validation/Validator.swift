@@ -51,11 +51,10 @@ public final class Validator: @unchecked Sendable {
                 archiveManifests.append(TimeStampFile(name: file.name, bytes: bytes))
                 continue
             }
-            if file.name.hasSuffix(".p7s") {
-                var unsupported = SignatureReport(index: index, file: file.name, id: nil)
-                unsupported.kind = "CAdES"
-                unsupported.add(.indeterminate, .unsupportedFormat, "CAdES signatures (\(file.name)) are not validated by asicfs")
-                report.signatures.append(unsupported)
+            // CAdES-style shapes: a .p7s signature, or an ASiC-E time-stamp container's token
+            // (over an ASiCManifest), which is no XAdES document either.
+            if file.name.hasSuffix(".p7s") || (container.kind == .asicE && file.name.hasSuffix(".tst")) {
+                report.signatures.append(Self.unsupported(file.name, index: index, bytes: bytes))
                 index += 1
                 continue
             }
@@ -75,6 +74,17 @@ public final class Validator: @unchecked Sendable {
             report.signatures += validateASiCSTimeStamps(timeStamps, manifests: archiveManifests, firstIndex: index,
                                                          container: container, digests: digests)
         }
+        return report
+    }
+
+    /// A CAdES signature or an ASiC-E time-stamp token: reported, not validated.
+    static func unsupported(_ name: String, index: Int, bytes: [UInt8]) -> SignatureReport {
+        var report = SignatureReport(index: index, file: name, id: nil)
+        report.evidence.identifyingBytes = bytes
+        let isToken = name.hasSuffix(".tst")
+        report.kind = isToken ? "TimeStampToken" : "CAdES"
+        report.add(.indeterminate, .unsupportedFormat,
+                   (isToken ? "ASiC-E time-stamp tokens" : "CAdES signatures") + " (\(name)) are not validated by asicfs")
         return report
     }
 
@@ -102,8 +112,11 @@ public final class Validator: @unchecked Sendable {
         report.roles = signature.claimedRoles
         report.productionPlace = signature.productionPlace
         report.signedFiles = signature.dataReferences.map(\.dataFileName)
+        report.evidence.signatureValue = signature.signatureValue
+        report.evidence.identifyingBytes = signature.signatureValue
         let certificate = signature.signingCertificate
         if let certificate {
+            report.evidence.certificateChain = [certificate.der]
             report.signerName = certificate.commonName ?? certificate.subjectLine
             report.personalCode = certificate.serialNumberAttribute
             report.country = certificate.country
@@ -139,6 +152,8 @@ public final class Validator: @unchecked Sendable {
             report.add(.invalid, .noTimestamp,
                        "no time-stamp and no revocation data: not a long-term signature (profile B: when it was made and whether the certificate was valid then cannot be proven)")
         }
+        report.evidence.provenTime = trustedTime
+        checkContentTimeStamps(signature, container: container, others: others, signedBy: trustedTime, &report)
         if let trustedTime {
             if !certificate.isValid(at: trustedTime) {
                 report.add(.invalid, .certificateExpired,
@@ -217,9 +232,11 @@ public final class Validator: @unchecked Sendable {
             }
             if let id = reference.id {
                 if let mimeType = signature.dataObjectFormats["#" + id] {
-                    if mimeType != file.mediaType {
+                    // Only a manifest's word counts: an ASiC-S may have none, and a type guessed
+                    // from the name is no claim to compare with (libdigidocpp skips ASiC-S too).
+                    if let declared = file.declaredMediaType, mimeType != declared {
                         report.add(.invalid, .mimeType,
-                                   "the signed media type of '\(file.name)' is '\(mimeType)' but the manifest says '\(file.mediaType)'")
+                                   "the signed media type of '\(file.name)' is '\(mimeType)' but the manifest says '\(declared)'")
                     }
                     if !Self.isConformantMediaType(mimeType) {
                         report.add(.warning, .mimeType, "'\(mimeType)' is not a conformant media type")
@@ -248,8 +265,12 @@ public final class Validator: @unchecked Sendable {
             report.add(.indeterminate, .noTrust, "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
             return
         }
-        if case .untrusted(let why) = trust.signerIssuer(of: certificate, intermediates: others, at: time) {
+        switch trust.signerIssuer(of: certificate, intermediates: others, at: time) {
+        case .untrusted(let why):
             report.add(.indeterminate, .signerNotTrusted, "the signer's certificate is not trusted \(when) (\(ISOTime.string(time))): \(why)")
+            report.evidence.chainIsTrusted = false
+        case .trusted(let path, _):
+            report.evidence.trustedPath(path, from: certificate)
         }
     }
 

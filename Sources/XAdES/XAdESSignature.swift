@@ -60,6 +60,8 @@ public final class XAdESSignature: @unchecked Sendable {
     public let signingCertificateReferences: [SigningCertificateReference]
     public let dataObjectFormats: [String: String]
     public let hasSignedDataObjectProperties: Bool
+    /// AllDataObjectsTimeStamp and IndividualDataObjectsTimeStamp elements, in document order.
+    public let dataObjectTimeStamps: [DataObjectTimeStamp]
     public let policyIdentifier: String?
     public let policySPURI: String?
     /// SignaturePolicyIdentifier holds both SignaturePolicyId and SignaturePolicyImplied (one of them is allowed).
@@ -199,10 +201,7 @@ public final class XAdESSignature: @unchecked Sendable {
             }
         }
         dataObjectFormats = formats
-        for unsupported in ["AllDataObjectsTimeStamp", "IndividualDataObjectsTimeStamp"]
-        where sdop?.child(unsupported, namespace: xades) != nil {
-            problems.append("\(unsupported) is not supported")
-        }
+        dataObjectTimeStamps = DataObjectTimeStamp.parse(sdop)
 
         let unsigned = qualifying.first?.child("UnsignedProperties", namespace: xades)
         if unsigned?.child("UnsignedDataObjectProperties", namespace: xades) != nil {

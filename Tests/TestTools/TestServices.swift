@@ -81,11 +81,28 @@ public final class TestServices: Sendable {
         return TestServices(pki: pki, server: server)
     }
 
+    /// Serves an existing PKI with its clock set off by `offset` (faketime's syntax, e.g. "+1h"):
+    /// its time-stamps and OCSP answers carry that time, for cases that need one service's
+    /// time after another's.
+    public static func start(pki: TestPKI, clockOffset offset: String) throws -> TestServices {
+        TestServices(pki: pki, server: try launch(serving: pki.folder, clockOffset: offset))
+    }
+
     public func stop() { server.stop() }
 
-    private static func launch(serving folder: String) throws -> LoopbackProcess {
-        try LoopbackProcess.start("/usr/bin/python3", [contrib + "/tsa_ocsp_server.py", "--pki", folder,
-                                                      "--port", "0", "--exit-with-parent"])
+    private static func launch(serving folder: String, clockOffset: String? = nil) throws -> LoopbackProcess {
+        // libfaketime preloaded into the server itself (and so into the openssl it runs), not the
+        // faketime program, which would stand between the server and its parent.
+        var environment: [String: String] = [:]
+        if let clockOffset {
+            guard let library = ["x86_64", "aarch64"].map({ "/usr/lib/\($0)-linux-gnu/faketime/libfaketime.so.1" })
+                .first(where: { FileManager.default.fileExists(atPath: $0) }) else {
+                throw ShellError("libfaketime is not installed (scripts/install-deps.sh installs faketime)")
+            }
+            environment = ["LD_PRELOAD": library, "FAKETIME": clockOffset]
+        }
+        return try LoopbackProcess.start("/usr/bin/python3", [contrib + "/tsa_ocsp_server.py", "--pki", folder,
+                                                             "--port", "0", "--exit-with-parent"], environment: environment)
     }
 }
 
@@ -126,10 +143,11 @@ public final class LoopbackProcess: @unchecked Sendable {
     }
 
     /// Spawns the program and waits (at most `timeout` s) for its "PORT n" line.
-    public static func start(_ program: String, _ arguments: [String], timeout: Double = 10) throws -> LoopbackProcess {
+    public static func start(_ program: String, _ arguments: [String], environment: [String: String] = [:],
+                             timeout: Double = 10) throws -> LoopbackProcess {
         let base = NSTemporaryDirectory() + "asicfs-loopback-\(getpid())-\(UUID().uuidString.prefix(8))"
         defer { unlink(base + ".out"); unlink(base + ".err") }
-        let pid = try Shell.spawn(program, arguments, stdout: base + ".out", stderr: base + ".err")
+        let pid = try Shell.spawn(program, arguments, stdout: base + ".out", stderr: base + ".err", environment: environment)
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let text = try? String(contentsOfFile: base + ".out", encoding: .utf8),
