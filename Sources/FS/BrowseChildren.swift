@@ -16,10 +16,22 @@ final class BrowseChild: @unchecked Sendable {
     /// When it was last compared with its file on disk (monotonic seconds).
     var lastChecked: Double
 
+    /// The container file's owner and group, which its folder's contents carry: with
+    /// default_permissions the kernel then lets the container's owner (and nobody else) edit its
+    /// data files. From the file the child opened, and again whenever the folder's own status
+    /// is read (a chown on disk changes no size or time, so it opens no new child).
+    var owner: (user: uid_t, group: gid_t) {
+        get { ownerLock.withLock { knownOwner } }
+        set { ownerLock.withLock { knownOwner = newValue } }
+    }
+    private var knownOwner: (user: uid_t, group: gid_t)
+    private let ownerLock = NSLock()
+
     init(relative: String, fileSystem: ContainerFileSystem, now: Double) {
         self.relative = relative
         self.fileSystem = fileSystem
         lastChecked = now
+        knownOwner = fileSystem.currentSnapshot.openedOwner
     }
 
     var isIdle: Bool { pins == 0 && handles == 0 }

@@ -246,7 +246,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     /// A new container's folder: its maker's, as its file will be.
     func newContainerAttributes(_ made: NewContainer) -> NodeAttributes {
         var st = stat()
-        st.st_mode = S_IFDIR | (0o755 & ~reportedModeMask)
+        st.st_mode = S_IFDIR | 0o755
         st.st_nlink = 2
         st.st_uid = made.owner
         st.st_gid = made.group
@@ -265,9 +265,11 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             case .container(let relative, let status):
                 return folderAttributes(relative, status, child: nil)
             case .child(let child, "/"):
-                return folderAttributes(child.relative, try folder.status(child.relative), child: child)
+                let status = try folder.status(child.relative)
+                child.owner = (status.st_uid, status.st_gid)
+                return folderAttributes(child.relative, status, child: child)
             case .child(let child, let inner):
-                return try child.fileSystem.attributes(inner)
+                return try child.fileSystem.attributes(inner).owned(by: child.owner)
             case .newContainer(let relative, "/"):
                 return newContainerAttributes(lock.withLock { newContainers[relative] } ?? NewContainer())
             case .newContainer:
@@ -285,7 +287,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     public func attributes(handle id: UInt64) throws -> NodeAttributes {
         switch try handle(id) {
         case .plain(let file): return try Self.status(of: file.fd)
-        case .child(let child, let inner): return try child.fileSystem.attributes(handle: inner)
+        case .child(let child, let inner): return try child.fileSystem.attributes(handle: inner).owned(by: child.owner)
         }
     }
 
@@ -303,7 +305,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             case .plain(let relative):
                 return try listFolder(relative, attributes: attributes)
             case .child(let child, let inner):
-                if attributes { return try child.fileSystem.listWithAttributes(inner) }
+                if attributes { return try child.fileSystem.listWithAttributes(inner).map { ($0, $1.owned(by: child.owner)) } }
                 return try child.fileSystem.list(inner).map { ($0, NodeAttributes.directory(0, Date(timeIntervalSince1970: 0))) }
             case .newContainer(_, "/"):
                 return []
