@@ -26,7 +26,14 @@ enum TestHooks {
     /// with `PATH.held` present.
     static let containerOpenGate = TestGate.path("ASICFS_TEST_HOLD_CONTAINER_OPEN")
 
+    /// `ASICFS_TEST_HOLD_SPOOL_COPY=PATH`: while PATH exists, the copy of a stored data file
+    /// into a spool (its first change) stops after its first chunk, with `PATH.held` present
+    /// (the copy runs outside the view's lock: the rest of the mount answers meanwhile).
+    static let spoolCopyGate = TestGate.path("ASICFS_TEST_HOLD_SPOOL_COPY")
+
     static func holdSave() { hold(saveGate) }
+
+    static func holdSpoolCopy() { hold(spoolCopyGate) }
 
     static func holdContainerOpen() { hold(containerOpenGate) }
 
