@@ -31,7 +31,13 @@ enum TestHooks {
     /// (the copy runs outside the view's lock: the rest of the mount answers meanwhile).
     static let spoolCopyGate = TestGate.path("ASICFS_TEST_HOLD_SPOOL_COPY")
 
+    /// `ASICFS_TEST_HOLD_CARD_STATUS=PATH`: while PATH exists, reading `status/id-card` waits
+    /// before it asks the card (as a slow card would), with `PATH.held` present.
+    static let cardStatusGate = TestGate.path("ASICFS_TEST_HOLD_CARD_STATUS")
+
     static func holdSave() { hold(saveGate) }
+
+    static func holdCardStatus() { hold(cardStatusGate) }
 
     static func holdSpoolCopy() { hold(spoolCopyGate) }
 

@@ -1,12 +1,12 @@
 import TestTools
 import XCTest
 
-/// The first change to a stored data file copies its bytes into a spool (issue 29, item 10):
-/// that copy must not stall the rest of the mount. The daemon's hook
-/// (ASICFS_TEST_HOLD_SPOOL_COPY) holds the copy of `big.bin` after its first chunk; meanwhile
-/// `ls -l` and reading another file must complete. Each runs under `timeout`: a mount that
-/// makes them wait for the copy fails them (killed), rather than hanging the test.
-final class MountSpoolCopyTests: XCTestCase {
+/// One slow file must not stall the rest of the mount (issue 29, item 10). The slow step is held
+/// with a daemon hook: the copy of a stored data file into a spool at its first change
+/// (ASICFS_TEST_HOLD_SPOOL_COPY, after its first chunk), the card I/O of `status/id-card`
+/// (ASICFS_TEST_HOLD_CARD_STATUS). Meanwhile other requests must complete; each runs under
+/// `timeout`: a mount that makes them wait fails them (killed), rather than hanging the test.
+final class MountStallTests: XCTestCase {
     func testListingAndReadingAnotherFileDoNotWaitForACopyIntoASpool() throws {
         let fixture = try MountFixture(self)
         let big = textLikeBytes(count: 8 << 20, seed: 7)
@@ -45,6 +45,37 @@ final class MountSpoolCopyTests: XCTestCase {
         let saved = try containerContents(fixture.container)
         XCTAssertEqual(saved["big.bin"], big + Array("x\n".utf8))
         XCTAssertEqual(saved["small.txt"], Array("small\n".utf8))
+    }
+
+    /// Reading `status/id-card` asks the card, which takes seconds: meanwhile the other status
+    /// files and the data files answer.
+    func testOtherFilesDoNotWaitForTheCardStatus() throws {
+        let fixture = try MountFixture(self)
+        try writeFile(Array("small\n".utf8), fixture.folder + "/small.txt")
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, fixture.folder + "/small.txt"]).status, 0)
+        let gate = fixture.folder + "/hold-card"
+        addTeardownBlock { unlink(gate) }
+        try fixture.mount(environment: ["ASICFS_TEST_HOLD_CARD_STATUS": gate])
+        try writeFile([], gate)
+
+        let output = fixture.folder + "/card-status"
+        let reader = try Shell.spawn("/bin/cat", [fixture.path(".asicfs/status/id-card")], stdout: output, stderr: output + ".err")
+        XCTAssertTrue(eventually(10) { access(gate + ".held", F_OK) == 0 }, "the card status was not held")
+        let phone = try Shell.run("/usr/bin/timeout", ["-s", "KILL", "5", "cat", fixture.path(".asicfs/status/mobile-id")])
+        XCTAssertEqual(phone.status, 0, "status/mobile-id waited for the card: \(phone.stderr)")
+        XCTAssertTrue(phone.stdout.hasPrefix("idle"), phone.stdout)
+        let listing = try Shell.run("/usr/bin/timeout", ["-s", "KILL", "5", "ls", "-l", fixture.mountpoint, fixture.path(".asicfs/status")])
+        XCTAssertEqual(listing.status, 0, "ls -l waited for the card: \(listing.stderr)")
+        let read = try Shell.run("/usr/bin/timeout", ["-s", "KILL", "5", "cat", fixture.path("small.txt")])
+        XCTAssertEqual(read.stdout, "small\n", "cat waited for the card: \(read.stderr)")
+        XCTAssertEqual(access(gate + ".held", F_OK), 0, "the card status must still be held")
+
+        unlink(gate)
+        XCTAssertEqual(Shell.wait(reader), 0, (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? "")
+        let status = try String(contentsOfFile: output, encoding: .utf8)
+        XCTAssertTrue(status.hasPrefix("idle\n"), status)
+        XCTAssertEqual(status.split(separator: "\n").count >= 2, true, status)
+        try fixture.unmount()
     }
 
     /// Two programs append to the same stored file at once: the second waits for the first
