@@ -35,6 +35,15 @@ final class BrowseChild: @unchecked Sendable {
     }
 
     var isIdle: Bool { pins == 0 && handles == 0 }
+
+    /// What the child reports for `inner`, with the owner it is shown with: the container
+    /// file's, except the request files in `.asicfs/sign/`, which stay the daemon's user's. A
+    /// signing reads keys, passphrase files and settings with the daemon's rights (root's
+    /// under fstab): only that user may start one.
+    func attributes(_ inner: String, _ reported: NodeAttributes) -> NodeAttributes {
+        if inner.hasPrefix("/" + ControlFolder.name + "/sign/") { return reported }
+        return reported.owned(by: owner)
+    }
 }
 
 /// The open children of a browse mount, bounded: beyond `limit`, the least recently used idle

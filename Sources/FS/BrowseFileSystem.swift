@@ -269,7 +269,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
                 child.owner = (status.st_uid, status.st_gid)
                 return folderAttributes(child.relative, status, child: child)
             case .child(let child, let inner):
-                return try child.fileSystem.attributes(inner).owned(by: child.owner)
+                return try child.attributes(inner, try child.fileSystem.attributes(inner))
             case .newContainer(let relative, "/"):
                 return newContainerAttributes(lock.withLock { newContainers[relative] } ?? NewContainer())
             case .newContainer:
@@ -287,7 +287,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     public func attributes(handle id: UInt64) throws -> NodeAttributes {
         switch try handle(id) {
         case .plain(let file): return try Self.status(of: file.fd)
-        case .child(let child, let inner): return try child.fileSystem.attributes(handle: inner).owned(by: child.owner)
+        case .child(let child, let inner):
+            return try child.fileSystem.attributes(handle: inner).owned(by: child.owner)
         }
     }
 
@@ -305,7 +306,10 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             case .plain(let relative):
                 return try listFolder(relative, attributes: attributes)
             case .child(let child, let inner):
-                if attributes { return try child.fileSystem.listWithAttributes(inner).map { ($0, $1.owned(by: child.owner)) } }
+                if attributes {
+                    let prefix = inner.hasSuffix("/") ? inner : inner + "/"
+                    return try child.fileSystem.listWithAttributes(inner).map { ($0, child.attributes(prefix + $0, $1)) }
+                }
                 return try child.fileSystem.list(inner).map { ($0, NodeAttributes.directory(0, Date(timeIntervalSince1970: 0))) }
             case .newContainer(_, "/"):
                 return []

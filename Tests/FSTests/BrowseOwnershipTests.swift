@@ -41,12 +41,16 @@ final class BrowseOwnershipTests: XCTestCase {
 
         """
 
+    /// The container's owner edits its data files; another user cannot; and nobody but the
+    /// daemon's user starts a signing (its request files stay root's).
     func testAContainersOwnerEditsItsDataFilesAndNobodyElseCanWriteThem() throws {
         let fixture = try sharedMount()
         let out = try runAsSecondUser(Self.attempts + """
             m = sys.argv[1]
-            for name in ['own.asice', 'own.asice/a.txt', 'own.asice/.asicfs', 'root.asice/b.txt']:
+            for name in ['own.asice', 'own.asice/a.txt', 'own.asice/.asicfs', 'own.asice/.asicfs/sign/pkcs12',
+                         'root.asice/b.txt']:
                 attempt('owner ' + name, lambda: owner(m + '/' + name))
+            attempt('listed owners', lambda: sorted((e.name, owner(e.path)) for e in os.scandir(m + '/own.asice/.asicfs/sign')))
             def edit(path, text):
                 with open(path, 'r+') as f:
                     f.seek(0, 2); f.write(text)
@@ -55,6 +59,8 @@ final class BrowseOwnershipTests: XCTestCase {
             attempt('edit root', lambda: edit(m + '/root.asice/b.txt', ' not mine'))
             attempt('truncate root', lambda: os.truncate(m + '/root.asice/b.txt', 0))
             attempt('new in root', lambda: open(m + '/root.asice/c.txt', 'w').write('x'))
+            # A signing reads keys and passphrase files with the daemon's (root's) rights.
+            attempt('sign own', lambda: open(m + '/own.asice/.asicfs/sign/pkcs12', 'w').write('file=/root/key.p12'))
             print(json.dumps(out))
             """, [fixture.path("shared")])
 
@@ -63,6 +69,10 @@ final class BrowseOwnershipTests: XCTestCase {
             XCTAssertEqual(out["owner " + name], "done '\(user):\(group)'", name)
         }
         XCTAssertEqual(out["owner root.asice/b.txt"], "done '0:0'")
+        XCTAssertEqual(out["owner own.asice/.asicfs/sign/pkcs12"], "done '0:0'")
+        XCTAssertTrue(out["listed owners"]?.contains("('pkcs12', '0:0')") ?? false, out["listed owners"] ?? "-")
+        XCTAssertFalse(out["listed owners"]?.contains("\(user):") ?? true, out["listed owners"] ?? "-")
+        XCTAssertEqual(out["sign own"], "error EACCES")
         XCTAssertEqual(out["edit own"], "done None")
         XCTAssertEqual(out["truncate own"], "done None")
         for key in ["edit root", "truncate root", "new in root"] { XCTAssertEqual(out[key], "error EACCES", key) }
