@@ -78,6 +78,35 @@ final class MountStallTests: XCTestCase {
         try fixture.unmount()
     }
 
+    /// The file is cut to 0 bytes while its copy runs (`truncate` is not serialized with the
+    /// open that copies, unlike a rename or an unlink, which libfuse makes wait for it): the
+    /// copy, which holds the old bytes, is not put into the view, and the append goes to the
+    /// emptied file.
+    func testACopyOfAFileChangedMeanwhileIsDropped() throws {
+        let fixture = try MountFixture(self)
+        let big = textLikeBytes(count: 4 << 20, seed: 11)
+        try writeFile(big, fixture.folder + "/big.bin")
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, fixture.folder + "/big.bin"]).status, 0)
+        let gate = fixture.folder + "/hold-copy"
+        addTeardownBlock { unlink(gate) }
+        try fixture.mount(environment: ["ASICFS_TEST_HOLD_SPOOL_COPY": gate])
+        try writeFile([], gate)
+
+        let output = fixture.folder + "/append"
+        let appender = try Shell.spawn("/bin/sh", ["-c", "echo x >> \"$1\"", "sh", fixture.path("big.bin")],
+                                       stdout: output, stderr: output + ".err")
+        XCTAssertTrue(eventually(10) { access(gate + ".held", F_OK) == 0 }, "the copy into a spool was not held")
+        // truncate(2) by path (truncate(1) opens the file for writing: that waits for the copy).
+        let cut = try Shell.run("/usr/bin/timeout", ["-s", "KILL", "5", "/usr/bin/python3", "-c",
+                                                     "import os, sys; os.truncate(sys.argv[1], 0)", fixture.path("big.bin")])
+        unlink(gate)
+        XCTAssertEqual(cut.status, 0, cut.stderr)
+        XCTAssertEqual(Shell.wait(appender), 0, (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? "")
+        XCTAssertEqual(String(decoding: try readFile(fixture.path("big.bin")).prefix(100), as: UTF8.self), "x\n")
+        try fixture.unmount()
+        XCTAssertEqual(try containerContents(fixture.container)["big.bin"].map { String(decoding: $0.prefix(100), as: UTF8.self) }, "x\n")
+    }
+
     /// Two programs append to the same stored file at once: the second waits for the first
     /// one's copy (the same spool, copied once) and both appends are kept.
     func testTwoWritersOfOneStoredFileShareOneCopy() throws {
