@@ -10,6 +10,8 @@ import Signing
 /// ahead of it (files written through `Spool`s, renames, removals, new times). A commit turns the
 /// view into a new container, atomically, shortly after the last change (see `CommitScheduler`),
 /// on fsync and at unmount. Reads never wait for a commit: they use the snapshot they started with.
+/// The first change to a stored data file copies its bytes into a spool outside `lock`
+/// (`fillSpool`, `SpoolFill`): no request waits for another file's copy.
 ///
 /// Signing and removing a signature replace the snapshot too. While one of them runs it holds
 /// the mount (`claim`): data files cannot change (EBUSY) until it `release`s it.
