@@ -47,6 +47,8 @@ public final class Container: @unchecked Sendable {
 
     /// Which file this snapshot read (device and inode): the one a path led to when it was opened.
     public var openedFile: (device: UInt64, inode: UInt64) { (UInt64(openedStatus.st_dev), UInt64(openedStatus.st_ino)) }
+    /// Who owned that file when this snapshot read it.
+    public var openedOwner: (user: uid_t, group: gid_t) { (openedStatus.st_uid, openedStatus.st_gid) }
 
     let file: PosixFile
     let directory: ZipDirectory

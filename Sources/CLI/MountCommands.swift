@@ -41,7 +41,8 @@ let mountCommand = Command(
       open-containers=N  browse mode: containers kept open at once (default 64)
       allow_other    let other users see the mount (needs user_allow_other in /etc/fuse.conf)
       debug          libfuse debug output (implies -f)
-      umask=NNN      take these permission bits away (data files are never executable)
+      umask=NNN      take these permission bits away from everything shown (in browse mode
+                     real files too); data files are never executable
       key=value      a setting (see asicfs --help); anything else is passed to libfuse,
                      except what only fstab and mount(8) use (defaults, noauto, auto, user,
                      users, nouser, owner, nofail, _netdev, comment=..., x-...), which is ignored

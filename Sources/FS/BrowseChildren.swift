@@ -18,13 +18,34 @@ final class BrowseChild: @unchecked Sendable {
     /// Since when no request and no open file has used it (monotonic seconds; nil: in use).
     var idleSince: Double?
 
+    /// The container file's owner and group, which its folder's contents carry: with
+    /// default_permissions the kernel then lets the container's owner (and nobody else) edit its
+    /// data files. From the file the child opened, and again whenever the folder's own status
+    /// is read (a chown on disk changes no size or time, so it opens no new child).
+    var owner: (user: uid_t, group: gid_t) {
+        get { ownerLock.withLock { knownOwner } }
+        set { ownerLock.withLock { knownOwner = newValue } }
+    }
+    private var knownOwner: (user: uid_t, group: gid_t)
+    private let ownerLock = NSLock()
+
     init(relative: String, fileSystem: ContainerFileSystem, now: Double) {
         self.relative = relative
         self.fileSystem = fileSystem
         lastChecked = now
+        knownOwner = fileSystem.currentSnapshot.openedOwner
     }
 
     var isIdle: Bool { pins == 0 && handles == 0 }
+
+    /// What the child reports for `inner`, with the owner it is shown with: the container
+    /// file's, except the request files in `.asicfs/sign/`, which stay the daemon's user's. A
+    /// signing reads keys, passphrase files and settings with the daemon's rights (root's
+    /// under fstab): only that user may start one.
+    func attributes(_ inner: String, _ reported: NodeAttributes) -> NodeAttributes {
+        if inner.hasPrefix("/" + ControlFolder.name + "/sign/") { return reported }
+        return reported.owned(by: owner)
+    }
 }
 
 /// The open children of a browse mount, bounded: beyond `limit`, the least recently used idle

@@ -260,7 +260,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     /// A new container's folder: its maker's, as its file will be.
     func newContainerAttributes(_ made: NewContainer) -> NodeAttributes {
         var st = stat()
-        st.st_mode = S_IFDIR | (0o755 & ~reportedModeMask)
+        st.st_mode = S_IFDIR | 0o755
         st.st_nlink = 2
         st.st_uid = made.owner
         st.st_gid = made.group
@@ -279,9 +279,11 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             case .container(let relative, let status):
                 return folderAttributes(relative, status, child: nil)
             case .child(let child, "/"):
-                return folderAttributes(child.relative, try folder.status(child.relative), child: child)
+                let status = try folder.status(child.relative)
+                child.owner = (status.st_uid, status.st_gid)
+                return folderAttributes(child.relative, status, child: child)
             case .child(let child, let inner):
-                return try child.fileSystem.attributes(inner)
+                return try child.attributes(inner, try child.fileSystem.attributes(inner))
             case .newContainer(let relative, "/"):
                 return newContainerAttributes(lock.withLock { newContainers[relative] } ?? NewContainer())
             case .newContainer:
@@ -299,7 +301,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     public func attributes(handle id: UInt64) throws -> NodeAttributes {
         switch try handle(id) {
         case .plain(let file): return try Self.status(of: file.fd)
-        case .child(let child, let inner): return try child.fileSystem.attributes(handle: inner)
+        case .child(let child, let inner):
+            return try child.fileSystem.attributes(handle: inner).owned(by: child.owner)
         }
     }
 
@@ -317,7 +320,10 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             case .plain(let relative):
                 return try listFolder(relative, attributes: attributes)
             case .child(let child, let inner):
-                if attributes { return try child.fileSystem.listWithAttributes(inner) }
+                if attributes {
+                    let prefix = inner.hasSuffix("/") ? inner : inner + "/"
+                    return try child.fileSystem.listWithAttributes(inner).map { ($0, child.attributes(prefix + $0, $1)) }
+                }
                 return try child.fileSystem.list(inner).map { ($0, NodeAttributes.directory(0, Date(timeIntervalSince1970: 0))) }
             case .newContainer(_, "/"):
                 return []

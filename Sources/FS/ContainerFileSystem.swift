@@ -10,6 +10,8 @@ import Signing
 /// ahead of it (files written through `Spool`s, renames, removals, new times). A commit turns the
 /// view into a new container, atomically, shortly after the last change (see `CommitScheduler`),
 /// on fsync and at unmount. Reads never wait for a commit: they use the snapshot they started with.
+/// The first change to a stored data file copies its bytes into a spool outside `lock`
+/// (`fillSpool`, `SpoolFill`): no request waits for another file's copy.
 ///
 /// Signing and removing a signature replace the snapshot too. While one of them runs it holds
 /// the mount (`claim`): data files cannot change (EBUSY) until it `release`s it.
@@ -47,6 +49,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
     private var removedWhileOpen: [String: Entry] = [:]
     private var handles: [UInt64: Handle] = [:]
     private var nextHandle: UInt64 = 1
+    /// Stored data files being copied into spools outside `lock` (`fillSpool`).
+    private var fills: [String: SpoolFill] = [:]
     private var pendingChanges = false
     /// Bumped by every change to the view: a save knows whether changes came in while it ran.
     private var changeCount: UInt64 = 0
@@ -438,21 +442,28 @@ public final class ContainerFileSystem: @unchecked Sendable {
             }
             return register(Handle(source: source, writable: false), keepCache: false, directIO: true)
         }
-        return try lock.withLock {
-            guard let entry = view[name] else { throw FileSystemError(isFolder(name) ? EISDIR : ENOENT) }
-            if !wantsWrite {
-                switch entry {
-                case .stored(let file, _):
-                    let reader = try snapshot.content(of: file.name).makeReader()
-                    return register(Handle(source: .stored(reader, name: name), writable: false), keepCache: true, directIO: false)
-                case .spooled(let spool):
-                    return openSpool(spool, writable: false, writeOnly: false)
+        let truncate = flags & O_TRUNC != 0
+        for attempt in 0... {
+            let opened = try lock.withLock { () -> OpenResult? in
+                guard let entry = view[name] else { throw FileSystemError(isFolder(name) ? EISDIR : ENOENT) }
+                if !wantsWrite {
+                    switch entry {
+                    case .stored(let file, _):
+                        let reader = try snapshot.content(of: file.name).makeReader()
+                        return register(Handle(source: .stored(reader, name: name), writable: false), keepCache: true, directIO: false)
+                    case .spooled(let spool):
+                        return openSpool(spool, writable: false, writeOnly: false)
+                    }
                 }
+                try checkWritable("change '\(name)'")
+                if needsFill(entry, keepingBytes: !truncate, attempt: attempt) { return nil }
+                let spool = try spoolFor(name, entry: entry, truncate: truncate)
+                return openSpool(spool, writable: true, writeOnly: accessMode == O_WRONLY)
             }
-            try checkWritable("change '\(name)'")
-            let spool = try spoolFor(name, entry: entry, truncate: flags & O_TRUNC != 0)
-            return openSpool(spool, writable: true, writeOnly: accessMode == O_WRONLY)
+            if let opened { return opened }
+            try fillSpool(name, action: "change '\(name)'")
         }
+        fatalError("unreachable")
     }
 
     /// Creates a new, empty data file and opens it for writing (`writeOnly`: O_WRONLY, no reads).
@@ -515,6 +526,51 @@ public final class ContainerFileSystem: @unchecked Sendable {
     }
 
     private func newSpool() throws -> Spool { Spool(in: try spoolFolder()) }
+
+    /// How often a fill outside the lock is tried before the copy is made under it (a file
+    /// that changes under every copy would otherwise never get its spool).
+    private static let fillAttempts = 3
+
+    /// Whether a change to `entry` must first copy its stored bytes with `fillSpool` (the
+    /// caller holds `lock`).
+    private func needsFill(_ entry: Entry, keepingBytes: Bool, attempt: Int) -> Bool {
+        guard keepingBytes, attempt < Self.fillAttempts, case .stored = entry else { return false }
+        return true
+    }
+
+    /// Copies the stored data file `name` into a new spool without holding `lock` (see
+    /// `SpoolFill`), and puts the spool into the view if, once the copy is done, the view still
+    /// shows that file from the same snapshot and nothing holds the mount; otherwise the copy
+    /// is dropped (the caller looks again). A fill of `name` already running is waited for.
+    private func fillSpool(_ name: String, action: String) throws {
+        enum Step { case copy(SpoolFill), wait(SpoolFill), none }
+        let step = try lock.withLock { () -> Step in
+            guard case .stored(let file, _)? = view[name] else { return .none }
+            try checkWritable(action)
+            if let fill = fills[name] { return .wait(fill) }
+            let fill = SpoolFill(spool: try newSpool(), base: snapshot, source: file, generation: generation)
+            fill.lock.lock()
+            fills[name] = fill
+            return .copy(fill)
+        }
+        guard case .copy(let fill) = step else {
+            if case .wait(let fill) = step { fill.waitUntilDone() }
+            return
+        }
+        defer { fill.lock.unlock() }
+        FuseReader.mayWait()
+        var failed: Error?
+        do { try fill.copy() } catch { failed = error }
+        lock.withLock {
+            fills[name] = nil
+            guard failed == nil, generation == fill.generation, activity == nil,
+                  case .stored(let file, let modified)? = view[name], file == fill.source else { return }
+            fill.spool.modified = modified ?? file.modified
+            view[name] = .spooled(fill.spool)
+            noteChange()
+        }
+        if let failed { throw failure(FileSystemError.from(failed).code, "cannot change '\(name)': \(failed)") }
+    }
 
     /// The spool holding `name`'s bytes, made from the container's copy if needed (the caller holds `lock`).
     private func spoolFor(_ name: String, entry: Entry, truncate: Bool) throws -> Spool {
@@ -644,18 +700,24 @@ public final class ContainerFileSystem: @unchecked Sendable {
             if try control.file(name).isRequest { return }
             throw FileSystemError(EACCES)
         }
-        try lock.withLock {
-            let spool: Spool
-            if let id, let handle = handleLock.withLock({ handles[id] }), case .spooled(let open) = handle.source,
-               handle.writable {
-                spool = open
-            } else {
-                guard let entry = view[name] else { throw FileSystemError(isFolder(name) ? EISDIR : ENOENT) }
-                try checkWritable("change '\(name)'")
-                spool = try spoolFor(name, entry: entry, truncate: length == 0)
+        for attempt in 0... {
+            let done = try lock.withLock { () -> Bool in
+                let spool: Spool
+                if let id, let handle = handleLock.withLock({ handles[id] }), case .spooled(let open) = handle.source,
+                   handle.writable {
+                    spool = open
+                } else {
+                    guard let entry = view[name] else { throw FileSystemError(isFolder(name) ? EISDIR : ENOENT) }
+                    try checkWritable("change '\(name)'")
+                    if needsFill(entry, keepingBytes: length != 0, attempt: attempt) { return false }
+                    spool = try spoolFor(name, entry: entry, truncate: length == 0)
+                }
+                try spool.truncate(to: length)
+                if !spool.removed { noteChange() }
+                return true
             }
-            try spool.truncate(to: length)
-            if !spool.removed { noteChange() }
+            if done { break }
+            try fillSpool(name, action: "change '\(name)'")
         }
         scheduler?.changed()
     }

@@ -105,13 +105,16 @@ private func timespec(_ date: Date) -> timespec {
 }
 
 /// `-o umask=NNN` (fstab lines carry it): the bits it names are taken away from every mode we
-/// report. Set once before the mount starts. libfuse's own umask= would set the modes to
-/// 0777 & ~umask, which makes data files executable, so it is not handed to libfuse.
+/// report, real files' and folders' in browse mode too (with default_permissions the kernel
+/// then checks those). Set once before the mount starts. libfuse's own umask= would set the
+/// modes to 0777 & ~umask, which makes data files executable, so it is not handed to libfuse.
 nonisolated(unsafe) var reportedModeMask: mode_t = 0
 
 private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes) {
     if let native = attributes.native {
         st.pointee = native
+        // A link's mode means nothing (always 0777 on Linux): shown as it is.
+        if native.st_mode & S_IFMT != S_IFLNK { st.pointee.st_mode &= ~reportedModeMask }
         return
     }
     st.pointee = stat()
@@ -129,8 +132,8 @@ private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes
     st.pointee.st_size = off_t(attributes.size)
     st.pointee.st_blocks = blkcnt_t((attributes.size + 511) / 512)
     st.pointee.st_blksize = 65536
-    st.pointee.st_uid = getuid()
-    st.pointee.st_gid = getgid()
+    st.pointee.st_uid = attributes.owner?.user ?? getuid()
+    st.pointee.st_gid = attributes.owner?.group ?? getgid()
     let time = timespec(attributes.modified)
     st.pointee.st_mtim = time
     st.pointee.st_ctim = time

@@ -12,6 +12,9 @@ public struct NodeAttributes: Sendable, Equatable {
     /// A real file's status, reported as it is (browse mode's pass-through files, and a
     /// container folder made from its file's status): owner, times, links, mode.
     var native: stat?
+    /// Whom a node that is not a real file belongs to; nil: the daemon's user. A container's
+    /// data files in browse mode carry its file's owner (`BrowseChild.owner`).
+    var owner: (user: uid_t, group: gid_t)?
 
     public init(kind: Kind, size: Int64, permissions: UInt16, modified: Date, isDynamic: Bool = false) {
         self.kind = kind
@@ -31,6 +34,13 @@ public struct NodeAttributes: Sendable, Equatable {
         native = status
     }
 
+    /// The same, belonging to `owner`.
+    func owned(by owner: (user: uid_t, group: gid_t)) -> NodeAttributes {
+        var copy = self
+        copy.owner = owner
+        return copy
+    }
+
     static func directory(_ permissions: UInt16, _ modified: Date) -> NodeAttributes {
         NodeAttributes(kind: .directory, size: 0, permissions: permissions, modified: modified)
     }
@@ -38,5 +48,6 @@ public struct NodeAttributes: Sendable, Equatable {
     public static func == (a: NodeAttributes, b: NodeAttributes) -> Bool {
         a.kind == b.kind && a.size == b.size && a.permissions == b.permissions && a.modified == b.modified
             && a.isDynamic == b.isDynamic && (a.native == nil) == (b.native == nil)
+            && a.owner?.user == b.owner?.user && a.owner?.group == b.owner?.group
     }
 }

@@ -240,24 +240,37 @@ final class SigningCoordinator: @unchecked Sendable {
     /// method (or how the last one ended, or "idle"), then its verification code (Mobile-ID,
     /// Smart-ID) while the user must compare it with the phone.
     func statusText(of method: SigningMethod) -> String {
-        condition.withLock { statusLines(of: method) }
+        withCardLines(condition.withLock { statusLines(of: method) }, of: method)
     }
 
     /// `status/<method>` for a reader: while a signing of that method runs and its verification
     /// code is not known yet, blocks until it is or the signing ends, so that a script can read
     /// the code right after its request. `stop` as for `waitForOutcome`.
     func waitForStatus(of method: SigningMethod, stop: () -> Int32?) throws -> String {
-        condition.lock()
-        defer { condition.unlock() }
-        try block(reading: "status/\(method.rawValue)", stop: stop) {
-            guard let running, running.method == method else { return false }
-            return running.code == .pending
+        let lines = try condition.withLock { () -> [String] in
+            try block(reading: "status/\(method.rawValue)", stop: stop) {
+                guard let running, running.method == method else { return false }
+                return running.code == .pending
+            }
+            return statusLines(of: method)
         }
-        return statusLines(of: method)
+        return withCardLines(lines, of: method)
     }
 
-    /// The caller holds `condition`.
-    private func statusLines(of method: SigningMethod) -> String {
+    /// The text of `status/<method>`: for the ID card, what the card says replaces the second
+    /// line. Read outside `condition`, after handing the FUSE reader role over: card I/O takes
+    /// seconds, and nothing else (another status file, a signing's progress) may wait for it.
+    private func withCardLines(_ lines: [String], of method: SigningMethod) -> String {
+        var lines = lines
+        if method == .idCard {
+            FuseReader.mayWait()
+            lines[1...] = ArraySlice(Self.idCardLines())
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The first two lines of `status/<method>` (the caller holds `condition`).
+    private func statusLines(of method: SigningMethod) -> [String] {
         var lines: [String]
         if let running, running.method == method {
             var code = "no verification code"
@@ -266,13 +279,13 @@ final class SigningCoordinator: @unchecked Sendable {
         } else {
             lines = [lastOfMethod[method]?.line ?? "idle", "no verification code"]
         }
-        if method == .idCard { lines[1...] = ArraySlice(Self.idCardLines()) }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
     /// `status/id-card` after its first line: the reader, the holder and the PIN counters, read
     /// from the card now (or why they cannot be).
     static func idCardLines() -> [String] {
+        TestHooks.holdCardStatus()
         do {
             let summary = try IDCardService().summary()
             return ["reader: \(summary.reader)",

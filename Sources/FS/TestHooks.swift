@@ -30,7 +30,20 @@ enum TestHooks {
     /// container it lets go when idle to PATH, one per line (what a test waits for).
     static let releaseLog = TestGate.path("ASICFS_TEST_RELEASE_LOG")
 
+    /// `ASICFS_TEST_HOLD_SPOOL_COPY=PATH`: while PATH exists, the copy of a stored data file
+    /// into a spool (its first change) stops after its first chunk, with `PATH.held` present
+    /// (the copy runs outside the view's lock: the rest of the mount answers meanwhile).
+    static let spoolCopyGate = TestGate.path("ASICFS_TEST_HOLD_SPOOL_COPY")
+
+    /// `ASICFS_TEST_HOLD_CARD_STATUS=PATH`: while PATH exists, reading `status/id-card` waits
+    /// before it asks the card (as a slow card would), with `PATH.held` present.
+    static let cardStatusGate = TestGate.path("ASICFS_TEST_HOLD_CARD_STATUS")
+
     static func holdSave() { hold(saveGate) }
+
+    static func holdCardStatus() { hold(cardStatusGate) }
+
+    static func holdSpoolCopy() { hold(spoolCopyGate) }
 
     static func holdContainerOpen() { hold(containerOpenGate) }
 
