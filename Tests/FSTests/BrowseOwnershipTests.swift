@@ -8,10 +8,7 @@ import XCTest
 /// `-o umask=` takes its bits away from everything shown, real files and folders too.
 final class BrowseOwnershipTests: XCTestCase {
     private func sharedMount(_ options: [String] = []) throws -> BrowseFixture {
-        let fixture = try BrowseFixture(self)
-        for path in [fixture.mount.folder, fixture.tree, fixture.mountpoint] { chmod(path, 0o755) }
-        try FileManager.default.createDirectory(atPath: fixture.real("shared"), withIntermediateDirectories: true)
-        try SecondUser.own(fixture.real("shared"))
+        let fixture = try BrowseFixture.sharedWithSecondUser(self)
         try fixture.makeContainer("shared/own.asice", ["a.txt": "first"])
         try SecondUser.own(fixture.real("shared/own.asice"))
         try fixture.makeContainer("shared/root.asice", ["b.txt": "root's"])
@@ -20,26 +17,7 @@ final class BrowseOwnershipTests: XCTestCase {
         return fixture
     }
 
-    private func runAsSecondUser(_ code: String, _ arguments: [String]) throws -> [String: String] {
-        let result = try SecondUser.python(code, arguments)
-        XCTAssertEqual(result.status, 0, result.stderr)
-        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
-        return try XCTUnwrap(object as? [String: String], result.stdout + result.stderr)
-    }
-
-    static let attempts = """
-        import os, sys, json, errno, stat
-        out = {}
-        def attempt(key, f):
-            try: out[key] = 'done ' + repr(f())
-            except OSError as e: out[key] = 'error ' + errno.errorcode[e.errno]
-        def owner(path):
-            st = os.stat(path)
-            return '%d:%d' % (st.st_uid, st.st_gid)
-        def mode(path):
-            return oct(stat.S_IMODE(os.lstat(path).st_mode))
-
-        """
+    private static let attempts = BrowseFixture.attempts
 
     /// The container's owner edits its data files; another user cannot; and nobody but the
     /// daemon's user starts a signing (its request files stay root's).

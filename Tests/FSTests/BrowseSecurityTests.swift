@@ -15,10 +15,7 @@ final class BrowseSecurityTests: XCTestCase {
     static let victimText = "victim-bytes"
 
     private func sharedMount() throws -> BrowseFixture {
-        let fixture = try BrowseFixture(self)
-        for path in [fixture.mount.folder, fixture.tree, fixture.mountpoint] { chmod(path, 0o755) }
-        try FileManager.default.createDirectory(atPath: fixture.real("shared"), withIntermediateDirectories: true)
-        try SecondUser.own(fixture.real("shared"))
+        let fixture = try BrowseFixture.sharedWithSecondUser(self)
         try fixture.start(["allow_other"])
         return fixture
     }
@@ -31,21 +28,7 @@ final class BrowseSecurityTests: XCTestCase {
         return path
     }
 
-    private func runAsSecondUser(_ code: String, _ arguments: [String], groups: [gid_t] = []) throws -> [String: String] {
-        let result = try SecondUser.python(code, arguments, groups: groups)
-        XCTAssertEqual(result.status, 0, result.stderr)
-        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
-        return try XCTUnwrap(object as? [String: String], result.stdout + result.stderr)
-    }
-
-    static let attempts = """
-        import os, sys, json, errno
-        out = {}
-        def attempt(key, f):
-            try: out[key] = 'done ' + repr(f())
-            except OSError as e: out[key] = 'error ' + errno.errorcode[e.errno]
-
-        """
+    private static let attempts = BrowseFixture.attempts
 
     func testALinkSwappedInAfterAStatIsNeverFollowed() throws {
         let fixture = try sharedMount()

@@ -8,22 +8,12 @@ import XCTest
 /// `timeout`: a mount that makes them wait fails them (killed), rather than hanging the test.
 final class MountStallTests: XCTestCase {
     func testListingAndReadingAnotherFileDoNotWaitForACopyIntoASpool() throws {
-        let fixture = try MountFixture(self)
         let big = textLikeBytes(count: 8 << 20, seed: 7)
-        try writeFile(big, fixture.folder + "/big.bin")
-        try writeFile(Array("small\n".utf8), fixture.folder + "/small.txt")
-        let created = try Shell.run(MountFixture.binary, ["create", "-q", fixture.container,
-                                                          fixture.folder + "/big.bin", fixture.folder + "/small.txt"])
-        XCTAssertEqual(created.status, 0, created.stderr)
-        let gate = fixture.folder + "/hold-copy"
-        addTeardownBlock { unlink(gate) }
-        try fixture.mount(environment: ["ASICFS_TEST_HOLD_SPOOL_COPY": gate])
-        try writeFile([], gate)
+        let (fixture, gate) = try mountHoldingSpoolCopies([("big.bin", big), ("small.txt", Array("small\n".utf8))])
 
         let appendOutput = fixture.folder + "/append"
-        let appender = try Shell.spawn("/bin/sh", ["-c", "echo x >> \"$1\"", "sh", fixture.path("big.bin")],
-                                       stdout: appendOutput, stderr: appendOutput + ".err")
-        XCTAssertTrue(eventually(10) { access(gate + ".held", F_OK) == 0 }, "the copy into a spool was not held")
+        let appender = try append("x", to: fixture.path("big.bin"), output: appendOutput)
+        waitUntilHeld(gate)
 
         // While the copy is held: a listing with attributes, a read of another file, a status
         // file and the big file's own attributes all answer.
@@ -83,19 +73,11 @@ final class MountStallTests: XCTestCase {
     /// copy, which holds the old bytes, is not put into the view, and the append goes to the
     /// emptied file.
     func testACopyOfAFileChangedMeanwhileIsDropped() throws {
-        let fixture = try MountFixture(self)
-        let big = textLikeBytes(count: 4 << 20, seed: 11)
-        try writeFile(big, fixture.folder + "/big.bin")
-        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, fixture.folder + "/big.bin"]).status, 0)
-        let gate = fixture.folder + "/hold-copy"
-        addTeardownBlock { unlink(gate) }
-        try fixture.mount(environment: ["ASICFS_TEST_HOLD_SPOOL_COPY": gate])
-        try writeFile([], gate)
+        let (fixture, gate) = try mountHoldingSpoolCopies([("big.bin", textLikeBytes(count: 4 << 20, seed: 11))])
 
         let output = fixture.folder + "/append"
-        let appender = try Shell.spawn("/bin/sh", ["-c", "echo x >> \"$1\"", "sh", fixture.path("big.bin")],
-                                       stdout: output, stderr: output + ".err")
-        XCTAssertTrue(eventually(10) { access(gate + ".held", F_OK) == 0 }, "the copy into a spool was not held")
+        let appender = try append("x", to: fixture.path("big.bin"), output: output)
+        waitUntilHeld(gate)
         // truncate(2) by path (truncate(1) opens the file for writing: that waits for the copy).
         let cut = try Shell.run("/usr/bin/timeout", ["-s", "KILL", "5", "/usr/bin/python3", "-c",
                                                      "import os, sys; os.truncate(sys.argv[1], 0)", fixture.path("big.bin")])
@@ -110,21 +92,13 @@ final class MountStallTests: XCTestCase {
     /// Two programs append to the same stored file at once: the second waits for the first
     /// one's copy (the same spool, copied once) and both appends are kept.
     func testTwoWritersOfOneStoredFileShareOneCopy() throws {
-        let fixture = try MountFixture(self)
         let big = textLikeBytes(count: 4 << 20, seed: 9)
-        try writeFile(big, fixture.folder + "/big.bin")
-        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, fixture.folder + "/big.bin"]).status, 0)
-        let gate = fixture.folder + "/hold-copy"
-        addTeardownBlock { unlink(gate) }
-        try fixture.mount(environment: ["ASICFS_TEST_HOLD_SPOOL_COPY": gate])
-        try writeFile([], gate)
+        let (fixture, gate) = try mountHoldingSpoolCopies([("big.bin", big)])
 
         let output = fixture.folder + "/append"
-        let first = try Shell.spawn("/bin/sh", ["-c", "echo one >> \"$1\"", "sh", fixture.path("big.bin")],
-                                    stdout: output + "1", stderr: output + "1.err")
-        XCTAssertTrue(eventually(10) { access(gate + ".held", F_OK) == 0 }, "the copy into a spool was not held")
-        let second = try Shell.spawn("/bin/sh", ["-c", "echo two >> \"$1\"", "sh", fixture.path("big.bin")],
-                                     stdout: output + "2", stderr: output + "2.err")
+        let first = try append("one", to: fixture.path("big.bin"), output: output + "1")
+        waitUntilHeld(gate)
+        let second = try append("two", to: fixture.path("big.bin"), output: output + "2")
         unlink(gate)
         XCTAssertEqual(Shell.wait(first), 0)
         XCTAssertEqual(Shell.wait(second), 0)
@@ -134,5 +108,29 @@ final class MountStallTests: XCTestCase {
                        String(decoding: now.dropFirst(big.count), as: UTF8.self))
         try fixture.unmount()
         XCTAssertEqual(try containerContents(fixture.container)["big.bin"], now)
+    }
+
+    /// A mount of a container of `files` (name, bytes; put in in this order) whose copies into a
+    /// spool stop after their first chunk while the file `gate` is there (the daemon makes
+    /// `gate.held` when one is held); unlinking `gate` lets them go on.
+    private func mountHoldingSpoolCopies(_ files: [(String, [UInt8])]) throws -> (fixture: MountFixture, gate: String) {
+        let fixture = try MountFixture(self)
+        for (name, bytes) in files { try writeFile(bytes, fixture.folder + "/" + name) }
+        let created = try Shell.run(MountFixture.binary, ["create", "-q", fixture.container] + files.map { fixture.folder + "/" + $0.0 })
+        XCTAssertEqual(created.status, 0, created.stderr)
+        let gate = fixture.folder + "/hold-copy"
+        addTeardownBlock { unlink(gate) }
+        try fixture.mount(environment: ["ASICFS_TEST_HOLD_SPOOL_COPY": gate])
+        try writeFile([], gate)
+        return (fixture, gate)
+    }
+
+    /// Starts `echo text >> path` in the background (its output and errors go to `output` and `output.err`).
+    private func append(_ text: String, to path: String, output: String) throws -> pid_t {
+        try Shell.spawn("/bin/sh", ["-c", "echo \(text) >> \"$1\"", "sh", path], stdout: output, stderr: output + ".err")
+    }
+
+    private func waitUntilHeld(_ gate: String) {
+        XCTAssertTrue(eventually(10) { access(gate + ".held", F_OK) == 0 }, "the copy into a spool was not held")
     }
 }

@@ -6,14 +6,14 @@ import XCTest
 /// `/tmp/asicfs-UID`, and daemons keep their pid and outcome files there (issue 29, item A3).
 /// Another user who makes that name first must not get a say: the OpenSSH/tmux rule.
 final class RuntimeFolderTests: XCTestCase {
-    private var user: OtherUser!
-    private var attacker: OtherUser!
+    private var user: SecondUser!
+    private var attacker: SecondUser!
     private var base = ""
     private var runtime: String { "/tmp/asicfs-\(user.uid)" }
 
     override func setUpWithError() throws {
-        user = try OtherUser.ensure("asicfs-test1")
-        attacker = try OtherUser.ensure("asicfs-test2")
+        user = try SecondUser.account(SecondUser.thirdName)
+        attacker = try SecondUser.account()
         base = NSTemporaryDirectory() + "asicfs-runtime-\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: base + "/evil", withIntermediateDirectories: true)
         XCTAssertEqual(chmod(base, 0o755), 0)
@@ -34,7 +34,7 @@ final class RuntimeFolderTests: XCTestCase {
 
     /// Runs asicfs as the user, with no XDG_RUNTIME_DIR.
     private func asUser(_ arguments: [String]) throws -> Shell.Output {
-        try Shell.run("/usr/bin/env", ["-u", "XDG_RUNTIME_DIR", "/usr/bin/setpriv"] + user.setprivArguments
+        try Shell.run("/usr/bin/env", ["-u", "XDG_RUNTIME_DIR", "/usr/bin/setpriv"] + user.setprivArguments()
                       + [MountFixture.binary] + arguments)
     }
 
@@ -59,7 +59,7 @@ final class RuntimeFolderTests: XCTestCase {
     }
 
     func testTheUsersOwnFolderOpenToOthersIsRefused() throws {
-        XCTAssertEqual(try Shell.run("/usr/bin/setpriv", user.setprivArguments + ["mkdir", "-m", "755", runtime]).status, 0)
+        XCTAssertEqual(try Shell.run("/usr/bin/setpriv", user.setprivArguments() + ["mkdir", "-m", "755", runtime]).status, 0)
         assertRefused(try asUser(["open", base + "/invoice.asice", "--no-file-manager"]))
     }
 

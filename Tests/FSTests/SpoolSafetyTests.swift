@@ -44,7 +44,7 @@ final class SpoolSafetyTests: XCTestCase {
         let fixture = try MountFixture(self, folder: base + "/shared")
         XCTAssertEqual(chmod(base, 0o755), 0)
         XCTAssertEqual(chmod(fixture.folder, mode), 0)
-        let attacker = try OtherUser.ensure("asicfs-test2")
+        let attacker = try SecondUser.account()
         let evil = base + "/evil"
         try FileManager.default.createDirectory(atPath: evil, withIntermediateDirectories: true)
         XCTAssertEqual(chown(evil, attacker.uid, attacker.gid), 0)
@@ -59,7 +59,7 @@ final class SpoolSafetyTests: XCTestCase {
     /// daemon wrote the spooled bytes through it, where that user could change them before the save.
     func testASpoolFolderPlantedByAnotherUserIsNeverWrittenThrough() throws {
         let (fixture, evil) = try sharedFixture(mode: 0o1777)
-        let attacker = try OtherUser.ensure("asicfs-test2")
+        let attacker = try SecondUser.account()
         let gate = fixture.folder + "/hold-check"
         try writeFile([], gate)
         addTeardownBlock { unlink(gate) }
@@ -84,7 +84,7 @@ final class SpoolSafetyTests: XCTestCase {
     /// and put that user's bytes into the container; it reads through the descriptor that wrote them.
     func testASpoolFolderSwappedByAnotherUserDoesNotChangeWhatIsSaved() throws {
         let (fixture, _) = try sharedFixture(mode: 0o777)
-        let attacker = try OtherUser.ensure("asicfs-test2")
+        let attacker = try SecondUser.account()
         try fixture.mount()
         let writer = try HeldWriter(fixture.path("big.bin"), size: Self.size, in: fixture.folder)
         let spools = try FileManager.default.contentsOfDirectory(atPath: fixture.folder).filter { $0.contains(".asicfs-spool-") }
@@ -155,7 +155,7 @@ final class SpoolSafetyTests: XCTestCase {
     /// The daemon made its spool files there, with root's rights.
     func testABrowseDaemonNeverWritesThroughAPlantedSpoolName() throws {
         let fixture = try BrowseFixture(self)
-        let attacker = try OtherUser.ensure("asicfs-test2")
+        let attacker = try SecondUser.account()
         try fixture.makeContainer("shared/c.asice", ["one.txt": "1"])
         XCTAssertEqual(chmod(fixture.mount.folder, 0o755), 0)
         XCTAssertEqual(chmod(fixture.tree, 0o755), 0)

@@ -1,38 +1,5 @@
 import Foundation
 import TestTools
-import XCTest
-
-/// A second, unprivileged account on this machine (made on first use with useradd, no home,
-/// no login shell): the other user of a shared folder, who plants things for asicfs to trip on,
-/// or the user asicfs runs as.
-struct OtherUser {
-    let name: String
-    let uid: uid_t
-    let gid: gid_t
-
-    /// The account `name`, made if it is not there yet (other test runs may make it at the same time).
-    static func ensure(_ name: String) throws -> OtherUser {
-        if let found = lookup(name) { return found }
-        let made = try Shell.run("/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-                                                         "--user-group", name])
-        guard let found = lookup(name) else { throw MountError("useradd \(name) failed: \(made.stderr)") }
-        return found
-    }
-
-    private static func lookup(_ name: String) -> OtherUser? {
-        guard let entry = getpwnam(name) else { return nil }
-        return OtherUser(name: name, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
-    }
-
-    /// setpriv's arguments that make the rest of the command line run as this user.
-    var setprivArguments: [String] { ["--reuid=\(uid)", "--regid=\(gid)", "--clear-groups"] }
-
-    /// Runs a shell script as this user.
-    @discardableResult
-    func sh(_ script: String, _ arguments: [String] = []) throws -> Shell.Output {
-        try Shell.run("/usr/bin/setpriv", setprivArguments + ["/bin/sh", "-c", script, "sh"] + arguments)
-    }
-}
 
 /// Lazily unmounts whatever is still mounted at or below `folder` (a test whose refusal did not
 /// happen on the old code leaves a mount behind), and kills the asicfs daemons serving them.
