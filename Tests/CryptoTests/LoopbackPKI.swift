@@ -33,3 +33,20 @@ final class LoopbackPKI: @unchecked Sendable {
         return path
     }
 }
+
+/// A test class whose tests share one `LoopbackPKI`: started before its first test, stopped after its last.
+class LoopbackPKITestCase: XCTestCase {
+    nonisolated(unsafe) private static var shared: LoopbackPKI?
+    var loopback: LoopbackPKI { Self.shared! }
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        if Self.shared == nil { Self.shared = try LoopbackPKI() }
+    }
+
+    override class func tearDown() {
+        shared?.stop()
+        shared = nil
+        super.tearDown()
+    }
+}

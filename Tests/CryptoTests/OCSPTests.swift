@@ -6,25 +6,16 @@ import XCTest
 
 /// OCSP requests and responses against the loopback responders (`openssl ocsp`, EC and RSA),
 /// with the openssl command line as the independent peer for what we send.
-final class OCSPTests: XCTestCase {
-    nonisolated(unsafe) private static var shared: LoopbackPKI?
-    private var loopback: LoopbackPKI { Self.shared! }
-
+final class OCSPTests: LoopbackPKITestCase {
     private var signer: Certificate!
     private var revoked: Certificate!
     private var issuer: Certificate!
 
     override func setUpWithError() throws {
-        if Self.shared == nil { Self.shared = try LoopbackPKI() }
+        try super.setUpWithError()
         signer = try certificate(loopback.pki.signer)
         revoked = try certificate(loopback.pki.revoked)
         issuer = try certificate(loopback.pki.issuing)
-    }
-
-    override class func tearDown() {
-        shared?.stop()
-        shared = nil
-        super.tearDown()
     }
 
     private func certificate(_ path: String) throws -> Certificate { try loopback.certificate(path) }

@@ -8,20 +8,7 @@ import XCTest
 /// the shapes a signature made elsewhere carries, with its values computed independently. The
 /// OCSP request carries a BDOC time-mark nonce (a DigestInfo written as the extension value
 /// itself), as SK's 2016 responses in libdigidocpp's corpus did.
-final class PeerRequestedTokenTests: XCTestCase {
-    nonisolated(unsafe) private static var shared: LoopbackPKI?
-    private var loopback: LoopbackPKI { Self.shared! }
-
-    override func setUpWithError() throws {
-        if Self.shared == nil { Self.shared = try LoopbackPKI() }
-    }
-
-    override class func tearDown() {
-        shared?.stop()
-        shared = nil
-        super.tearDown()
-    }
-
+final class PeerRequestedTokenTests: LoopbackPKITestCase {
     private func run(_ script: String) throws -> String {
         let out = try Shell.sh(script)
         XCTAssertEqual(out.status, 0, out.stderr)

@@ -8,22 +8,16 @@ import XCTest
 /// line. The chain must verify with the CA store given (the test root stands for the system
 /// store) and hold a certificate whose key is pinned, whichever member it is.
 final class SPKIPinningTests: XCTestCase {
-    nonisolated(unsafe) private static var folder: TemporaryFolder?
-    nonisolated(unsafe) private static var server: LoopbackProcess?
+    nonisolated(unsafe) private static var tls: LoopbackTLSServer?
 
-    private var dir: String { Self.folder!.path }
-    private var url: String { "https://127.0.0.1:\(Self.server!.port)/text" }
+    private var dir: String { Self.tls!.dir }
+    private var url: String { Self.tls!.url }
 
     override func setUpWithError() throws {
-        guard Self.server == nil else { return }
-        let folder = try TemporaryFolder("spki")
-        Self.folder = folder
-        let made = try Shell.sh("""
-            set -e; cd '\(folder.path)'
-            key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+        guard Self.tls == nil else { return }
+        Self.tls = try LoopbackTLSServer("spki", making: """
             key root.key; key issuing.key; key server.key; key other.key
             printf 'basicConstraints=critical,CA:true\\nkeyUsage=critical,keyCertSign,cRLSign\\n' > ca.ext
-            printf 'subjectAltName=IP:127.0.0.1\\nbasicConstraints=CA:false\\nextendedKeyUsage=serverAuth\\n' > leaf.ext
             openssl req -x509 -new -key root.key -subj '/CN=asicfs test TLS root' -days 2 -out root.pem \
               -addext basicConstraints=critical,CA:true -addext keyUsage=critical,keyCertSign
             openssl req -x509 -new -key other.key -subj '/CN=asicfs other TLS root' -days 2 -out other-root.pem \
@@ -39,15 +33,12 @@ final class SPKIPinningTests: XCTestCase {
             for c in root issuing server other-root; do
               openssl x509 -in $c.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64 > $c.pin
             done
-            """)
-        XCTAssertEqual(made.status, 0, made.stderr)
-        Self.server = try TestHTTPServer.start(in: folder.path, tls: (folder.path + "/chain.pem", folder.path + "/server.key"))
+            """, certificate: "chain.pem", key: "server.key")
     }
 
     override class func tearDown() {
-        server?.stop()
-        folder?.remove()
-        server = nil
+        tls?.stop()
+        tls = nil
         super.tearDown()
     }
 

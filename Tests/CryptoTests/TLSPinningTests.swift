@@ -6,38 +6,29 @@ import XCTest
 /// Certificate pinning against a loopback HTTPS server whose certificate a throwaway CA issued
 /// (like a real service's: not self-signed), made with the openssl command line.
 final class TLSPinningTests: XCTestCase {
-    nonisolated(unsafe) private static var folder: TemporaryFolder?
-    nonisolated(unsafe) private static var server: LoopbackProcess?
+    nonisolated(unsafe) private static var tls: LoopbackTLSServer?
 
-    private var dir: String { Self.folder!.path }
-    private var url: String { "https://127.0.0.1:\(Self.server!.port)/text" }
+    private var dir: String { Self.tls!.dir }
+    private var url: String { Self.tls!.url }
 
     override func setUpWithError() throws {
-        guard Self.server == nil else { return }
-        let folder = try TemporaryFolder("tls")
-        Self.folder = folder
-        let made = try Shell.sh("""
-            set -e; cd '\(folder.path)'
-            key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+        guard Self.tls == nil else { return }
+        Self.tls = try LoopbackTLSServer("tls", making: """
             key ca.key; key server.key; key other.key
             openssl req -x509 -new -key ca.key -subj '/CN=asicfs test TLS CA' -days 2 -out ca.pem \
               -addext basicConstraints=critical,CA:true -addext keyUsage=critical,keyCertSign
-            printf 'subjectAltName=IP:127.0.0.1\\nbasicConstraints=CA:false\\nextendedKeyUsage=serverAuth\\n' > leaf.ext
             openssl req -new -key server.key -subj '/CN=127.0.0.1' -out server.csr
             openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -set_serial 2 -days 2 -extfile leaf.ext \
               -out server.pem 2>/dev/null
             openssl x509 -in server.pem -outform DER -out server.der
             openssl req -x509 -new -key other.key -subj '/CN=127.0.0.1' -days 2 -out other.pem \
               -addext subjectAltName=IP:127.0.0.1
-            """)
-        XCTAssertEqual(made.status, 0, made.stderr)
-        Self.server = try TestHTTPServer.start(in: folder.path, tls: (folder.path + "/server.pem", folder.path + "/server.key"))
+            """, certificate: "server.pem", key: "server.key")
     }
 
     override class func tearDown() {
-        server?.stop()
-        folder?.remove()
-        server = nil
+        tls?.stop()
+        tls = nil
         super.tearDown()
     }
 

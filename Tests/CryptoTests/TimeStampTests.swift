@@ -6,20 +6,7 @@ import XCTest
 
 /// RFC 3161 requests, replies and tokens against the loopback TSA (`openssl ts -reply`), with
 /// `openssl ts -verify` as the independent peer.
-final class TimeStampTests: XCTestCase {
-    nonisolated(unsafe) private static var shared: LoopbackPKI?
-    private var loopback: LoopbackPKI { Self.shared! }
-
-    override func setUpWithError() throws {
-        if Self.shared == nil { Self.shared = try LoopbackPKI() }
-    }
-
-    override class func tearDown() {
-        shared?.stop()
-        shared = nil
-        super.tearDown()
-    }
-
+final class TimeStampTests: LoopbackPKITestCase {
     private var client: TimeStampClient { TimeStampClient(url: loopback.services.tsaURL, post: loopback.http.post) }
     private let data = Array("<ds:SignatureValue>…</ds:SignatureValue>".utf8)
 
