@@ -125,15 +125,7 @@ final class ReferenceVerdictTests: DatedServicesTestCase {
     /// in "/" is a folder entry).
     func asics(_ entries: [(String, [UInt8])]) throws -> Container {
         let path = try dated.folder + "/s-\(UUID().uuidString.prefix(8)).asics"
-        let spec = try JSONSerialization.data(withJSONObject: entries.map { [$0.0, Data($0.1).base64EncodedString()] })
-        let made = try Shell.python("""
-            import base64, json, sys, zipfile
-            with zipfile.ZipFile(sys.argv[1], 'w') as z:
-                z.writestr(zipfile.ZipInfo('mimetype'), 'application/vnd.etsi.asic-s+zip')
-                for name, data in json.loads(sys.argv[2]):
-                    z.writestr(name, base64.b64decode(data), compress_type=zipfile.ZIP_DEFLATED)
-            """, [path, String(decoding: spec, as: UTF8.self)])
-        XCTAssertEqual(made.status, 0, made.stderr)
+        try TestContainers.asics(path, entries)
         return try Container.open(path)
     }
 

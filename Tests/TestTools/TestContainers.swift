@@ -41,6 +41,12 @@ public enum TestContainers {
         guard result.status == 0 else { throw ShellError("python3 zipfile failed: \(result.stderr)") }
     }
 
+    /// An ASiC-S at `path`: its `mimetype`, then `entries` (name, bytes) deflated, in that
+    /// order; a name ending in "/" is a folder entry.
+    public static func asics(_ path: String, _ entries: [(String, [UInt8])]) throws {
+        try zip(path, [.mimetype(asicS)] + entries.map { Entry($0.0, Data($0.1), deflated: true, isFolder: $0.0.hasSuffix("/")) })
+    }
+
     /// A manifest listing the container itself ("/") and each (full-path, media type).
     public static func manifest(_ files: [(String, String)], root: String = asicE) -> String {
         let entries = ([("/", root)] + files).map {
