@@ -9,7 +9,7 @@ carry it (exclusive c14n, RSA-SHA256, a reference to the whole list and one to t
 SignedProperties, the signer's certificate in KeyInfo). Standard library and xmlsec1 only.
 
 SPEC (times ISO 8601 UTC, certificates PEM file paths):
-  {"territory": "EE_T", "sequence": 22, "type": TSLType URI, "operator": "...",
+  {"territory": "EE_T", "sequence": 22, "type": TSLType URI, "operator": "...", "schemeName": "..." (optional),
    "issued": time, "nextUpdate": time, "signer": {"certificate": pem, "key": pem},
    "pointers": [{"location": URL, "signers": [pem...], "territory": "EE_T",
                  "mimeType": "application/vnd.etsi.tsl+xml", "type": TSLType URI}],
@@ -17,9 +17,12 @@ SPEC (times ISO 8601 UTC, certificates PEM file paths):
       "history": [{"type": Svctype URI, "status": Svcstatus URI, "start": time,
                    "qualifications": [{"qualifiers": [URI...], "assert": "all",
                                        "keyUsages": [{"nonRepudiation": true}],
-                                       "policySets": [["0.4.0.194112.1.2"]]}]}]}]}]}
+                                       "policySets": [["0.4.0.194112.1.2"]]}],
+                   "additionalInformation": [URI...]}]}]}]}
 A service's history is newest first: the first entry becomes ServiceInformation (its current
 status), the rest ServiceHistoryInstance elements.
+
+Other scripts build a description and call write(spec, out_path) (mklists.py does).
 """
 import base64
 import hashlib
@@ -71,11 +74,14 @@ def qualification(spec):
 
 
 def period(entry, tag, service_name, identities):
-    extensions = ""
+    parts = []
     if entry.get("qualifications"):
-        extensions = ("<ServiceInformationExtensions><Extension Critical=\"true\"><ecc:Qualifications>%s"
-                      "</ecc:Qualifications></Extension></ServiceInformationExtensions>"
-                      % "".join(qualification(q) for q in entry["qualifications"]))
+        parts.append("<Extension Critical=\"true\"><ecc:Qualifications>%s</ecc:Qualifications></Extension>"
+                     % "".join(qualification(q) for q in entry["qualifications"]))
+    # What the service is for, e.g. .../SvcInfoExt/ForeSignatures.
+    parts += ["<Extension Critical=\"true\"><AdditionalServiceInformation>%s</AdditionalServiceInformation></Extension>"
+              % element("URI xml:lang=\"en\"", uri) for uri in entry.get("additionalInformation", [])]
+    extensions = "<ServiceInformationExtensions>%s</ServiceInformationExtensions>" % "".join(parts) if parts else ""
     return "<%s>%s%s%s%s%s%s</%s>" % (
         tag, element("ServiceTypeIdentifier", entry["type"]),
         "<ServiceName>%s</ServiceName>" % element("Name xml:lang=\"en\"", service_name), identities,
@@ -141,6 +147,7 @@ def document(spec):
         element("TSLVersionIdentifier", 5), element("TSLSequenceNumber", spec["sequence"]),
         element("TSLType", spec["type"]),
         "<SchemeOperatorName>%s</SchemeOperatorName>" % element("Name xml:lang=\"en\"", spec["operator"]),
+        "<SchemeName>%s</SchemeName>" % element("Name xml:lang=\"en\"", spec["schemeName"]) if spec.get("schemeName") else "",
         element("SchemeTerritory", spec["territory"]),
         "<PointersToOtherTSL>%s</PointersToOtherTSL>" % pointers if pointers else "",
         element("ListIssueDateTime", spec["issued"]),
@@ -154,9 +161,8 @@ def document(spec):
                signature(spec)))
 
 
-def main(spec_path, out_path):
-    with open(spec_path) as f:
-        spec = json.load(f)
+def write(spec, out_path):
+    """Writes the list `spec` describes to out_path, signed with its signer's key."""
     with tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False, encoding="utf-8") as template:
         template.write(document(spec))
     try:
@@ -168,6 +174,11 @@ def main(spec_path, out_path):
         sys.exit("xmlsec1 could not sign the list: " + error.stderr.decode(errors="replace"))
     finally:
         os.unlink(template.name)
+
+
+def main(spec_path, out_path):
+    with open(spec_path) as f:
+        write(json.load(f), out_path)
 
 
 if __name__ == "__main__":
