@@ -1,8 +1,10 @@
 import Foundation
 import TestTools
 
+// Clean-up for tests that may leave a FUSE mount behind (see MountFixture for the usual one).
+
 /// Lazily unmounts whatever is still mounted at or below `folder` (a test whose refusal did not
-/// happen on the old code leaves a mount behind), and kills the asicfs daemons serving them.
+/// happen on the old code leaves a mount behind).
 func unmountEverything(below folder: String) {
     guard let table = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return }
     let points = table.split(separator: "\n").compactMap { line -> String? in
