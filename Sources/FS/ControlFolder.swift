@@ -233,7 +233,7 @@ final class ControlFolder: @unchecked Sendable {
     private var containerSummary: String {
         let snapshot = fileSystem.currentSnapshot
         let state: String
-        if fileSystem.readOnly { state = "read-only (\(Self.whyReadOnly(snapshot.path)))" }
+        if fileSystem.readOnly { state = "read-only (\(fileSystem.shown(Self.whyReadOnly(snapshot.path))))" }
         else if snapshot.kind == .asicS { state = "read-only (ASiC-S: the data file is time-stamped)" }
         else if snapshot.isSigned { state = "signed: data files cannot change" }
         else if let activity = fileSystem.currentActivity {
@@ -241,7 +241,7 @@ final class ControlFolder: @unchecked Sendable {
         }
         else { state = "unsigned: data files can be added, changed, renamed and removed" }
         return """
-        path: \(PrintableText.escaped(snapshot.path))
+        path: \(PrintableText.escaped(fileSystem.containerPath))
         format: \(snapshot.kind.rawValue)
         data files: \(fileSystem.dataFileCount)
         signatures: \(signatures().list.count)
