@@ -67,6 +67,38 @@ final class PinnedFolderTests: XCTestCase {
         XCTAssertEqual(try containerContents(box + ".old/c.asice")["two.txt"], Array("two".utf8))
     }
 
+    /// Issue 29 item 18: a folder renamed on disk while one of its containers has a file open
+    /// for writing. Under its new name the container is busy (EBUSY) while the old one is open
+    /// here; once that file closes, the change is saved into the container where it now is, the
+    /// container is let go when idle and opens under the new name with the change. (Before,
+    /// its save went by the old path and failed for the rest of the session.)
+    func testAContainerWhoseFolderIsRenamedOnDiskKeepsItsWorkAndOpensUnderTheNewName() throws {
+        let fixture = try BrowseFixture(self)
+        try fixture.makeContainer("u/c.asice", ["one.txt": "1"])
+        let log = fixture.mount.folder + "/released.log"
+        try fixture.start([], environment: ["ASICFS_TEST_RELEASE_LOG": log])
+        let gate = fixture.mount.folder + "/writer-gate"
+        try writeFile([], gate)
+        addTeardownBlock { unlink(gate) }
+        let writer = try Shell.spawn("/bin/sh", ["-c", "exec 3> \"$1\"; printf new >&3; touch \"$2.held\"; while [ -e \"$2\" ]; do sleep 0.05; done",
+                                                 "sh", fixture.path("u/c.asice/new.txt"), gate], stdout: "/dev/null", stderr: "/dev/null")
+        XCTAssertTrue(eventually(10) { access(gate + ".held", F_OK) == 0 }, "the writer has written")
+        XCTAssertEqual(rename(fixture.real("u"), fixture.real("u2")), 0)
+
+        let busy = try Shell.run("/bin/ls", [fixture.path("u2/c.asice/")])
+        XCTAssertTrue(busy.stderr.contains("Device or resource busy"), busy.stdout + busy.stderr)
+        unlink(gate)
+        XCTAssertEqual(Shell.wait(writer), 0)
+        XCTAssertTrue(eventually(20) {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").contains("u/c.asice")
+        }, "the container under its old name was let go")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: fixture.path("u2/c.asice")).sorted(),
+                       [".asicfs", "new.txt", "one.txt"])
+        XCTAssertEqual(try readFile(fixture.path("u2/c.asice/new.txt")), Array("new".utf8))
+        XCTAssertNoThrow(try fixture.mount.unmount())
+        XCTAssertEqual(try containerContents(fixture.real("u2/c.asice"))["new.txt"], Array("new".utf8))
+    }
+
     /// Writes `text` as a program would, without fsync (which would wait for the held save).
     private func put(_ text: String, _ path: String) throws {
         XCTAssertEqual(try Shell.run("/bin/sh", ["-c", "printf %s \"$1\" > \"$2\"", "sh", text, path]).status, 0)
