@@ -73,8 +73,12 @@ public enum AtomicSave {
     /// + "-" + a random UInt32 (up to 10 digits) + ".tmp".
     private static let temporaryAddedLength = 1 + 8 + 10 + 1 + 10 + 4
 
-    /// Follows a symbolic link so that saving replaces the file it points to, not the link.
+    /// Follows a symbolic link so that saving replaces the file it points to, not the link. A
+    /// path through a held folder's descriptor (`/proc/self/fd/N/NAME`, the file system's
+    /// PinnedFolder) is kept as it is: resolved, it would name the folder by its current path,
+    /// which another user may swap for a link before the save renames.
     static func resolvedTarget(_ path: String) -> String {
+        if path.hasPrefix("/proc/self/fd/") { return path }
         guard let resolved = realpath(path, nil) else { return path }
         defer { free(resolved) }
         return String(cString: resolved)

@@ -30,18 +30,20 @@ public final class ContainerLock: @unchecked Sendable {
 
     /// Takes the lock, or fails with who holds it. Retries when the file was replaced between
     /// opening and locking (another writer's save): the lock must be on the file now there.
-    public static func acquire(_ containerPath: String) throws -> ContainerLock {
+    /// `shownAs`: the container's path as the user knows it, when `containerPath` reaches it
+    /// through a held folder (messages, and finding the mount that holds it, use that).
+    public static func acquire(_ containerPath: String, shownAs: String? = nil) throws -> ContainerLock {
         let path = AtomicSave.resolvedTarget(containerPath)
         for _ in 0..<8 {
             let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-            guard fd >= 0 else { throw ContainerError.io(path: containerPath, operation: "cannot open", errno: errno) }
+            guard fd >= 0 else { throw ContainerError.io(path: shownAs ?? containerPath, operation: "cannot open", errno: errno) }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
                 let code = errno
                 var st = stat()
                 fstat(fd, &st)
                 close(fd)
-                if code == EWOULDBLOCK { throw ContainerError.refused(holder(of: st, path: path)) }
-                throw ContainerError.io(path: containerPath, operation: "cannot lock", errno: code)
+                if code == EWOULDBLOCK { throw ContainerError.refused(holder(of: st, path: shownAs ?? path)) }
+                throw ContainerError.io(path: shownAs ?? containerPath, operation: "cannot lock", errno: code)
             }
             var locked = stat(), current = stat()
             if fstat(fd, &locked) == 0, stat(path, &current) == 0, locked.st_ino == current.st_ino, locked.st_dev == current.st_dev {

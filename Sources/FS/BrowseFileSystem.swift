@@ -212,25 +212,28 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     private func makeChild(_ relative: String) throws -> ContainerFileSystem {
         TestHooks.holdContainerOpen()
         let path = folder.full(relative)
+        // The container's folder, reached without links and held for as long as the container
+        // is open: its saves, spool folder and rescue go there (with the daemon's rights),
+        // whatever another user does to the folder's path meanwhile (PinnedFolder).
+        let pinned = try PinnedFolder(descriptor: folder.parentDescriptor(relative), shownPath: PathText.folder(of: path))
         // Another program holding the container (or a hard link to one open here) makes it busy
         // for now, not "not a container".
         let lock: ContainerLock
-        do { lock = try ContainerLock.acquire(path) } catch ContainerError.refused(let holder) {
+        do { lock = try ContainerLock.acquire(pinned.pinned(PathText.lastComponent(of: relative)), shownAs: path) }
+        catch ContainerError.refused(let holder) {
             throw BrowseChildren.Busy(reason: holder)
         }
         let child: ContainerFileSystem
         do {
             child = try ContainerFileSystem(containerPath: path, readOnly: readOnly || Self.isReadOnlyName(relative),
-                                            environment: environment, lazySpoolFolder: true, lock: lock)
+                                            environment: environment, lazySpoolFolder: true, folder: pinned, lock: lock)
         } catch {
             lock.release()
             throw error
         }
-        // The container core opens by path and follows links on the way: the file it opened
-        // must be the one at that name reached without any (else a folder on the way was
-        // swapped for a link, after the caller's right to read the name was checked). Its
-        // saves, spools and rescues still go by path, with the daemon's rights (not yet pinned
-        // to the folder's descriptor: issue 29, with the spool folders of item 2).
+        // The file opened in the held folder must be the one at that name reached without
+        // links from the top (else the container file itself was swapped for a link, after the
+        // caller's right to read the name was checked).
         guard let reached = folder.fileIdentity(relative), reached == child.currentSnapshot.openedFile else {
             _ = child.close()
             throw FileSystemError(EACCES)

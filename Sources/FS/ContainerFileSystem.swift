@@ -22,7 +22,12 @@ public final class ContainerFileSystem: @unchecked Sendable {
         case spooled(Spool)
     }
 
+    /// The container's path when it was opened (for messages and the kernel's view of it).
     public let containerPath: String
+    /// The folder it was opened in, held for as long as it is open, and the container reached
+    /// through it: every save, spool and rescue goes there, never by `containerPath` again.
+    private let pinnedFolder: PinnedFolder
+    private let openPath: String
     public let readOnly: Bool
     let mountedAt = Date()
 
@@ -118,19 +123,23 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// before it returns, and the mount is taken away) and prepares the private spool folder beside it. `environment` serves signing and validation.
     /// Browse mode opens many containers and only some are written: `lazySpoolFolder` makes the
     /// spool folder when a file is first written, and it cleans stale spools once per folder itself.
+    /// `folder`: the container's folder, pinned by the caller (else here, by path); a `lock`
+    /// given must have been taken through it (`PinnedFolder.pinned`), so that saves move it.
     public init(containerPath: String, readOnly: Bool, environment: SignatureEnvironment,
-                lazySpoolFolder: Bool = false, lock: ContainerLock? = nil) throws {
+                lazySpoolFolder: Bool = false, folder: PinnedFolder? = nil, lock: ContainerLock? = nil) throws {
         self.containerPath = containerPath
+        pinnedFolder = try folder ?? PinnedFolder(holding: containerPath)
+        openPath = pinnedFolder.pinned(PathText.lastComponent(of: containerPath))
         self.readOnly = readOnly
         self.environment = environment
         transient = TransientNames(configuration: environment.configuration)
         // One user of a container at a time: held while this mount (or browse folder) has it
         // open; a mount takes it before it mounts (`lock`) and its daemon keeps it across the
         // fork until it exits.
-        let held = try lock ?? ContainerLock.acquire(containerPath)
+        let held = try lock ?? ContainerLock.acquire(openPath, shownAs: containerPath)
         containerLock = held
         do {
-            snapshot = try Container.open(containerPath)
+            snapshot = try Container.open(openPath)
         } catch {
             // A container that fails to open is not ours to keep locked (browse mode shows it as
             // the file it is, and opens it again once it changes).
@@ -138,7 +147,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             throw error
         }
         if !lazySpoolFolder {
-            SpoolFolder.removeStale(in: PathText.folder(of: containerPath), base: PathText.lastComponent(of: containerPath))
+            SpoolFolder.removeStale(in: pinnedFolder.pinnedPath, base: PathText.lastComponent(of: containerPath))
             if !readOnly { _ = try spoolFolder() }
         }
         resetView()
@@ -152,7 +161,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     private func spoolFolder() throws -> SpoolFolder {
         if let spools { return spools }
-        let made = try SpoolFolder.make(forContainer: containerPath)
+        let made = try SpoolFolder.make(forContainer: openPath)
         spools = made
         return made
     }
@@ -312,7 +321,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             do {
                 adopted = try base.savingSignatures(adding: [], removing: [file])
             } catch {
-                let reason = FileSystemError.from(error)
+                let reason = shown(FileSystemError.from(error))
                 throw failure(reason.code, "cannot \(action): \(reason)")
             }
         }
@@ -962,11 +971,12 @@ public final class ContainerFileSystem: @unchecked Sendable {
             try edit.setLayout(plan.layout)
             saved = try edit.save()
         } catch {
-            let reason = FileSystemError.from(error)
+            let reason = shown(FileSystemError.from(error))
             recordError("saving \(containerPath) failed: \(reason); the changes are kept in the mount and saving is retried")
             SystemLog.error("saving \(containerPath) failed: \(reason); the changes are kept in the mount and saving is retried")
             throw reason
         }
+        pinnedFolder.reportIfMoved(container: PathText.lastComponent(of: containerPath))
         lock.withLock {
             snapshot = saved
             generation &+= 1
@@ -1056,10 +1066,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
     /// Returns a sentence saying where they are and what, if anything, could not be kept.
     private func rescueUnsavedFiles() -> String {
         let folder: String
-        do { folder = try SpoolFolder.makeRescueFolder(forContainer: containerPath) } catch {
-            let kept = lock.withLock { spools?.keepForRescue(forContainer: containerPath) }
-            return "the unsaved files could not be kept (\(error))"
-                + (kept.map { " (the raw spool files, for files over 64 KiB, are in \($0))" } ?? "")
+        pinnedFolder.reportIfMoved(container: PathText.lastComponent(of: containerPath))
+        do { folder = try SpoolFolder.makeRescueFolder(forContainer: openPath) } catch {
+            let kept = lock.withLock { spools?.keepForRescue(forContainer: openPath) }
+            return pinnedFolder.shown("the unsaved files could not be kept (\(error))"
+                + (kept.map { " (the raw spool files, for files over 64 KiB, are in \($0))" } ?? ""))
         }
         var lost: [String] = []
         lock.withLock {
@@ -1087,19 +1098,26 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
         if lost.isEmpty {
             lock.withLock { spools?.removeAll() }
-            return "the unsaved files are in \(folder)"
+            return pinnedFolder.shown("the unsaved files are in \(folder)")
         }
         // Keep whatever is still in the spool folder: renamed, so no later mount cleans it away.
         let kept = lock.withLock { spools?.keep(as: "\(folder)-spool") == true }
-        return "the unsaved files are in \(folder), except \(lost.joined(separator: ", ")), which could not be written there"
-            + (kept ? " (the raw spool files, for files over 64 KiB, are in \(folder)-spool)" : "")
+        return pinnedFolder.shown("the unsaved files are in \(folder), except \(lost.joined(separator: ", ")), which could not be written there"
+            + (kept ? " (the raw spool files, for files over 64 KiB, are in \(folder)-spool)" : ""))
+    }
+
+    /// A message (or an error's) that names the container through its held folder, as the user knows it.
+    func shown(_ text: String) -> String { pinnedFolder.shown(text) }
+
+    func shown(_ error: FileSystemError) -> FileSystemError {
+        FileSystemError(error.code, error.message.map(pinnedFolder.shown))
     }
 
     // MARK: - Filesystem
 
     public func fileSystemStatistics() -> statvfs {
         var stats = statvfs()
-        statvfs(PathText.folder(of: containerPath), &stats)
+        statvfs(pinnedFolder.pinnedPath, &stats)
         return stats
     }
 }

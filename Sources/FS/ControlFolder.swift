@@ -66,10 +66,6 @@ final class ControlFolder: @unchecked Sendable {
 
     func signatureList() -> (generation: UInt64, snapshot: Container, list: [SignatureSummary]) { signatures() }
 
-    func validationReport(for snapshot: Container, generation: UInt64) -> ContainerReport {
-        validation.report(for: snapshot, generation: generation)
-    }
-
     /// The report if it is known; else nil, and it is worked out in the background.
     func validationReportIfReady(for snapshot: Container, generation: UInt64) -> ContainerReport? {
         validation.reportIfReady(for: snapshot, generation: generation)
@@ -195,8 +191,9 @@ final class ControlFolder: @unchecked Sendable {
 
     // MARK: - Content
 
-    /// What a control file holds now. For `status` and `report` this may validate the container
-    /// (once per snapshot), so it is called when the file is opened, not for `getattr`.
+    /// What a control file holds now. `status` and `report` never wait for a validation (the
+    /// trusted list may be a black-holed download, and `grep -r` or `tar` walking the mount
+    /// would stall on it): they say "checking" until the background validation has ended.
     func content(_ file: ControlFile) -> [UInt8] {
         switch file {
         case .readme: return Array(Self.readme.utf8)
@@ -213,12 +210,17 @@ final class ControlFolder: @unchecked Sendable {
             let (generation, snapshot, list) = signatures()
             guard index < list.count else { return [] }
             if part.needsValidation {
-                let report = validation.report(for: snapshot, generation: generation)
+                guard let report = validation.reportIfReady(for: snapshot, generation: generation) else {
+                    return Array(Self.checking.utf8)
+                }
                 return validatedPart(list, index, part, report)
             }
             return signaturePart(list[index], part)
         }
     }
+
+    /// What `status` and `report` say while the signatures are being validated.
+    static let checking = "checking\nchecking: the signatures are being validated in the background; read this file again for the result\n"
 
     private func validatedPart(_ list: [SignatureSummary], _ index: Int, _ part: ControlFile.SignaturePart,
                                _ report: ContainerReport) -> [UInt8] {
@@ -233,7 +235,7 @@ final class ControlFolder: @unchecked Sendable {
     private var containerSummary: String {
         let snapshot = fileSystem.currentSnapshot
         let state: String
-        if fileSystem.readOnly { state = "read-only (\(Self.whyReadOnly(snapshot.path)))" }
+        if fileSystem.readOnly { state = "read-only (\(fileSystem.shown(Self.whyReadOnly(snapshot.path))))" }
         else if snapshot.kind == .asicS { state = "read-only (ASiC-S: the data file is time-stamped)" }
         else if snapshot.isSigned { state = "signed: data files cannot change" }
         else if let activity = fileSystem.currentActivity {
@@ -241,7 +243,7 @@ final class ControlFolder: @unchecked Sendable {
         }
         else { state = "unsigned: data files can be added, changed, renamed and removed" }
         return """
-        path: \(PrintableText.escaped(snapshot.path))
+        path: \(PrintableText.escaped(fileSystem.containerPath))
         format: \(snapshot.kind.rawValue)
         data files: \(fileSystem.dataFileCount)
         signatures: \(signatures().list.count)
@@ -381,8 +383,10 @@ final class ControlFolder: @unchecked Sendable {
       signing-time       claimed signing time and the time-stamp time (ISO 8601, UTC)
       method             the method, for signatures made in this mount; else unknown
       status             VALID, VALID_WITH_WARNINGS, INVALID or INDETERMINATE, then
-                         one reason a line (validated when first read, once per change)
-      report             the full validation report
+                         one reason a line (validated once per change, in the background;
+                         until that ends it reads "checking" and a line saying to read
+                         it again: a read never waits for the network)
+      report             the full validation report (or "checking", as status)
       certificate.pem    the signer's certificate
       signature.xml      the raw XAdES signature document
       remove             write "remove" to it to remove this signature

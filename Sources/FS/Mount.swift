@@ -84,12 +84,17 @@ public enum Mounter {
             browseSource = source
             gate = MountGate(ready: source)
         } else {
-            let lock = try ContainerLock.acquire(request.container)
+            // The container's folder is held from now on: a folder renamed away (or swapped for a
+            // link) on disk never redirects its saves, the lock's path included.
+            let folder = try PinnedFolder(holding: request.container)
+            let lock = try ContainerLock.acquire(folder.pinned(PathText.lastComponent(of: request.container)),
+                                                 shownAs: request.container)
             let (path, readOnly) = (request.container, request.readOnly)
             gate = MountGate()
             check = {
                 TestHooks.holdMountCheck()
-                return try ContainerFileSystem(containerPath: path, readOnly: readOnly, environment: environment, lock: lock)
+                return try ContainerFileSystem(containerPath: path, readOnly: readOnly, environment: environment,
+                                               folder: folder, lock: lock)
             }
         }
         let provisionalRoot = NodeAttributes(kind: .directory, size: 0, permissions: request.readOnly ? 0o555 : 0o755,

@@ -53,6 +53,13 @@ final class PassThroughFolder: @unchecked Sendable {
         return try body(parent, String(relative[relative.index(after: slash)...]))
     }
 
+    /// A new descriptor of the folder that holds `relative`'s last component, opened without
+    /// following a link (as in `inParent`), with the daemon's rights; the caller closes it.
+    func parentDescriptor(_ relative: String) throws -> Int32 {
+        guard let slash = relative.lastIndex(of: "/") else { return try check(fcntl(fd, F_DUPFD_CLOEXEC, 0)) }
+        return try check(clinux_open_beneath(fd, String(relative[..<slash]), clinux_o_path() | O_DIRECTORY | O_CLOEXEC))
+    }
+
     /// `inParent` with the caller's rights: what every request on a real file goes through.
     @discardableResult
     func asCaller<T>(_ relative: String, _ body: (Int32, String) throws -> T) throws -> T {

@@ -185,7 +185,7 @@ final class SigningCoordinator: @unchecked Sendable {
                 last = .done(outcome.summary)
             case .failure(let error):
                 fileSystem.release(adopting: nil)
-                let reason = "\(error)"
+                let reason = fileSystem.shown("\(error)")
                 fileSystem.recordError("signing with \(method.rawValue) failed: \(reason)")
                 SystemLog.error("\(fileSystem.containerPath): signing with \(method.rawValue) failed: \(reason)")
                 last = .failed(reason)

@@ -4,12 +4,12 @@ import Signing
 import Validation
 import XAdES
 
-/// Validation of the mounted container's signatures for the `status` and `report` files. It runs
-/// when one of them is first opened (never at mount time), at most once per snapshot: readers
-/// that come while it runs wait for that run instead of starting another. Only the opening
-/// thread waits; no lock that other operations need is held meanwhile. Requests that must never
-/// wait (getxattr: the trusted list may be a black-holed download) ask `reportIfReady`, which
-/// starts the run in the background instead.
+/// Validation of the mounted container's signatures for the `status` and `report` files and the
+/// `user.asicfs.status` attribute. It runs when first asked for (never at mount time), at most
+/// once per snapshot. Requests that must never wait (reading `status`/`report`, getxattr: the
+/// trusted list may be a black-holed download) ask `reportIfReady`, which starts the run in the
+/// background instead; `report` waits for it (readers that come while it runs wait for that
+/// run instead of starting another, holding no lock that other operations need).
 final class ValidationCache: @unchecked Sendable {
     private let environment: SignatureEnvironment
     private let condition = NSCondition()

@@ -85,7 +85,7 @@ final class BrowseSigningTests: XCTestCase {
         // Signed: its data files cannot change; the other container is as busy as before.
         let signatures = try FileManager.default.contentsOfDirectory(atPath: fixture.path("contracts/sign-me.asice/.asicfs/signatures"))
         XCTAssertEqual(signatures.count, 1)
-        let status = try String(contentsOfFile: fixture.path("contracts/sign-me.asice/.asicfs/signatures/\(signatures[0])/status"), encoding: .utf8)
+        let status = try validatedText(fixture.path("contracts/sign-me.asice/.asicfs/signatures/\(signatures[0])/status"))
         XCTAssertTrue(status.hasPrefix("VALID"), status)
         let refused = try Shell.sh("echo x > '\(fixture.path("contracts/sign-me.asice/contract.txt"))'")
         XCTAssertTrue(refused.stderr.contains("Operation not permitted"), refused.stderr)

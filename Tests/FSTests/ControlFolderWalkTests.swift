@@ -9,9 +9,10 @@ final class ControlFolderWalkTests: XCTestCase {
     override class func setUp() { shared = SharedTestServices(label: "fs-walk") }
     override class func tearDown() { shared.stop() }
 
-    /// The trusted list is a download that never answers: the status attribute says "checking"
-    /// (validation runs in the background) while the download is still held, in a single mount
-    /// and for a container folder in a browse mount.
+    /// The trusted list is a download that never answers: the status attribute, and a
+    /// signature's status and report files, say "checking" (validation runs in the background)
+    /// while the download is still held, in a single mount and for a container folder in a
+    /// browse mount.
     func testNothingThatLooksAtAMountWaitsForABlackHoledTrustedList() throws {
         let server = try HeldServer()
         defer { server.release() }
@@ -32,6 +33,15 @@ final class ControlFolderWalkTests: XCTestCase {
             XCTAssertEqual(signers.stdout, "JÕEORG,JAAK-KRISTJAN,38001085718", signers.stderr)
             let dump = try Shell.run("/usr/bin/getfattr", ["-d", "--absolute-names", folder])
             XCTAssertTrue(dump.stdout.contains("user.asicfs.status=\"checking\""), dump.stdout + dump.stderr)
+            // The signature's status and report answer at once (a read never waits for the
+            // validation), saying the result follows; a walk of the control folder ends.
+            let signature = folder + "/.asicfs/signatures/0-JÕEORG,JAAK-KRISTJAN,38001085718"
+            let read = try Shell.run("/usr/bin/timeout", ["5", "/bin/cat", signature + "/status", signature + "/report"])
+            XCTAssertEqual(read.status, 0, "\(folder): a read of status or report waited")
+            XCTAssertEqual(read.stdout, String(repeating: Self.checking, count: 2))
+            let walk = try Shell.run("/usr/bin/timeout", ["10", "/bin/grep", "-r", "-l", "-x", "checking", folder + "/.asicfs"])
+            XCTAssertEqual(walk.status, 0, walk.stderr)
+            XCTAssertEqual(walk.stdout.split(separator: "\n").sorted(), [signature + "/report", signature + "/status"])
             XCTAssertEqual(try Shell.run("/bin/ls", ["-la", folder, folder + "/.asicfs/signatures"]).status, 0)
             XCTAssertEqual(try Shell.run("/usr/bin/stat", [folder, folder + "/.asicfs/container"]).status, 0)
         }
@@ -48,10 +58,15 @@ final class ControlFolderWalkTests: XCTestCase {
                 return last != "checking"
             }, folder)
             XCTAssertEqual(last, "INDETERMINATE", folder)
+            let status = try validatedText(folder + "/.asicfs/signatures/0-JÕEORG,JAAK-KRISTJAN,38001085718/status")
+            XCTAssertEqual(status.split(separator: "\n").first, "INDETERMINATE", status)
         }
         try single.unmount()
         try browse.mount.unmount()
     }
+
+    /// What a signature's `status` and `report` say until the background validation ends.
+    static let checking = "checking\nchecking: the signatures are being validated in the background; read this file again for the result\n"
 
     /// `status/wait` is opened by name but not listed; control files keep their time; `tar`
     /// of a mount (a signed container's, with its signature status files) exits 0.

@@ -140,6 +140,18 @@ func readFile(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: U
 
 func writeFile(_ bytes: [UInt8], _ path: String) throws { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
 
+/// A signature's `status` or `report` once validated: it reads "checking" until the background
+/// validation has ended (a read never waits for it), so this reads again until it has.
+func validatedText(_ path: String, timeout: TimeInterval = 60) throws -> String {
+    let deadline = Date().addingTimeInterval(timeout)
+    var text = try String(contentsOfFile: path, encoding: .utf8)
+    while text.hasPrefix("checking\n") && Date() < deadline {
+        usleep(20_000)
+        text = try String(contentsOfFile: path, encoding: .utf8)
+    }
+    return text
+}
+
 /// The container's data files and their bytes, read with Python's zipfile (an independent reader).
 func containerContents(_ path: String) throws -> [String: [UInt8]] {
     let result = try Shell.python("""

@@ -106,8 +106,8 @@ final class MountPhoneSigningTests: XCTestCase {
         XCTAssertEqual(try text(m + "/.asicfs/status/mobile-id"), wait.stdout + "no verification code\n")
         let folder = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs/signatures").first)
         XCTAssertEqual(try text(m + "/.asicfs/signatures/\(folder)/method"), "mobile-id\n")
-        XCTAssertTrue(try text(m + "/.asicfs/signatures/\(folder)/status").hasPrefix("VALID\n"))
-        XCTAssertTrue(try text(m + "/.asicfs/signatures/\(folder)/report").contains("roles            Buyer"))
+        XCTAssertTrue(try validatedText(m + "/.asicfs/signatures/\(folder)/status").hasPrefix("VALID\n"))
+        XCTAssertTrue(try validatedText(m + "/.asicfs/signatures/\(folder)/report").contains("roles            Buyer"))
 
         let notification = try text(notified)
         XCTAssertTrue(notification.contains("asicfs: Mobile-ID verification code \(shown)"), notification)

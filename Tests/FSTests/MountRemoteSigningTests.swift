@@ -77,7 +77,7 @@ final class MountRemoteSigningTests: XCTestCase {
         XCTAssertEqual(folders, ["0-MÄGI,ALICE-ÕIE,48001010005", "1-MÄGI,ALICE-ÕIE,48001010005"])
         for folder in folders {
             XCTAssertEqual(try text(m + "/.asicfs/signatures/\(folder)/method"), "remote\n")
-            XCTAssertEqual(try text(m + "/.asicfs/signatures/\(folder)/status").split(separator: "\n").first, "VALID")
+            XCTAssertEqual(try validatedText(m + "/.asicfs/signatures/\(folder)/status").split(separator: "\n").first, "VALID")
         }
         try fixture.unmount()
         let services = try XCTUnwrap(Self.shared.services)
