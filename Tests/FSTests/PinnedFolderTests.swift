@@ -12,7 +12,7 @@ final class PinnedFolderTests: XCTestCase {
     /// the unsaved change there at unmount.
     func testABrowseSaveIsNotRedirectedByAFolderSwappedForALink() throws {
         let fixture = try BrowseFixture(self)
-        let attacker = try OtherUser.ensure("asicfs-test2")
+        let attacker = try SecondUser.account()
         try fixture.makeContainer("shared/own/c.asice", ["one.txt": "1"])
         XCTAssertEqual(chmod(fixture.mount.folder, 0o755), 0)
         XCTAssertEqual(chmod(fixture.tree, 0o755), 0)
