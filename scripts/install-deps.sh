@@ -35,6 +35,10 @@ packages=(
   util-linux-extra
   # a second, unprivileged user for the browse mode security tests (useradd; setpriv is util-linux)
   passwd
+  # the --json schema test: python3-jsonschema checks every command's output against docs/json-schema.json
+  python3-jsonschema
+  # the shell completion test: completions/asicfs.{bash,zsh,fish} loaded into each shell
+  zsh fish
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 

@@ -21,7 +21,7 @@ let createCommand = Command(
         let container = try Container.create(at: path, files: files, progress: progress.update)
         progress.finish()
         if arguments.has("--json") {
-            CommandJSON.success("create", container: path, ["data_files": CommandJSON.names(container.dataFiles.map(\.name))])
+            CommandJSON.success("create", container: path, ["data_files": CommandJSON.dataFiles(container.dataFiles)])
         } else if !context.quiet {
             Terminal.out("created \(path) with \(container.dataFiles.count) data file\(container.dataFiles.count == 1 ? "" : "s")")
         }
@@ -55,7 +55,7 @@ let addCommand = Command(
         let saved = try edit.save(progress: progress.update)
         if arguments.has("--json") {
             CommandJSON.success("add", container: path, ["added": CommandJSON.names(arguments.positionals.dropFirst().map { PathText.lastComponent(of: $0) }),
-                                                         "data_files": CommandJSON.names(saved.dataFiles.map(\.name))])
+                                                         "data_files": CommandJSON.dataFiles(saved.dataFiles)])
         }
         return 0
     })
@@ -103,7 +103,7 @@ let removeCommand = Command(
         let saved = try edit.save(progress: progress.update)
         if arguments.has("--json") {
             CommandJSON.success("remove", container: path, ["removed": CommandJSON.names(Array(arguments.positionals.dropFirst())),
-                                                            "data_files": CommandJSON.names(saved.dataFiles.map(\.name))])
+                                                            "data_files": CommandJSON.dataFiles(saved.dataFiles)])
         }
         return 0
     })

@@ -12,7 +12,7 @@ final class CommandLineTests: CLITestCase {
         "add": "add CONTAINER FILE...",
         "remove": "remove CONTAINER (NAME... | --signature N)",
         "sign": "sign CONTAINER --method METHOD [KEY=VALUE...]",
-        "verify": "verify CONTAINER [--json] [--warnings=error]",
+        "verify": "verify CONTAINER [--json] [--warnings=error|warning|ignore]",
     ]
 
     func testVersionFlagsPrintTheVersionAndExitZero() throws {
