@@ -107,14 +107,13 @@ final class JSONOutputTests: CLITestCase {
     /// The schema is no blank cheque: an object of the old shape (format_version 1, verify's
     /// `path` and a text `error`) is refused by it.
     func testTheSchemaRefusesTheOldShape() throws {
-        let old = RunResult(status: 1, reason: .exit, stdoutData: Data(#"{"format_version": 1, "path": "x.asice", "error": "no such file"}"#.utf8),
-                            stderrData: Data())
+        let old = #"{"format_version": 1, "path": "x.asice", "error": "no such file"}"#
         let check = try runTool("/usr/bin/python3", ["-c", """
             import json, sys, jsonschema
             schema = json.load(open(sys.argv[1]))
             errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.loads(sys.argv[2])))
             sys.exit(0 if errors else 1)
-            """, Self.jsonSchema, old.stdout])
+            """, Self.jsonSchema, old])
         XCTAssertEqual(check.status, 0, "the old shape passed the schema: \(check.stderr)")
     }
 }
