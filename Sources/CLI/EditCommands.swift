@@ -48,7 +48,7 @@ let addCommand = Command(
         try requirePositionals(arguments, atLeast: 2, "FILE to add")
         let path = arguments.positionals[0]
         let mediaType = try arguments.value("--mime").map(checkedMediaType)
-        let lock = try ContainerLock.acquire(path)
+        let lock = try lockForChange(path)
         defer { lock.release() }
         let files = try SourceFiles.expand(Array(arguments.positionals.dropFirst()), recursive: arguments.has("--recursive"),
                                            mediaType: mediaType)
@@ -98,7 +98,7 @@ let removeCommand = Command(
         }
         try requirePositionals(arguments, atLeast: 2, "NAME to remove")
         let path = arguments.positionals[0]
-        let lock = try ContainerLock.acquire(path)
+        let lock = try lockForChange(path)
         defer { lock.release() }
         var edit = try Container.open(path).edit()
         for name in arguments.positionals.dropFirst() { try edit.remove(name) }
@@ -117,7 +117,7 @@ let removeCommand = Command(
 enum SignatureRemoval {
     @discardableResult
     static func remove(_ index: Int, from path: String) throws -> String {
-        let lock = try ContainerLock.acquire(path)
+        let lock = try lockForChange(path)
         defer { lock.release() }
         let container = try Container.open(path)
         guard container.kind == .asicE else {

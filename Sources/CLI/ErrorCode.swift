@@ -11,7 +11,7 @@ import Validation
 /// The stable `error.code` of a failed command's JSON (listed in asicfs(1) JSON OUTPUT): a
 /// script branches on it, the `message` is for people and may change.
 enum ErrorCode: String, CaseIterable {
-    case usage, configuration, notFound = "not-found", notAContainer = "not-a-container", refused, io
+    case usage, configuration, notFound = "not-found", notAContainer = "not-a-container", refused, busy, io
     case signingFailed = "signing-failed", cancelled, trustUnavailable = "trust-unavailable", network
     case card, token, notValid = "not-valid", failed
 
@@ -21,6 +21,7 @@ enum ErrorCode: String, CaseIterable {
         case is UsageError: return .usage
         case is ConfigurationError: return .configuration
         case let error as ContainerError: return of(error)
+        case is ContainerBusy: return .busy
         case let error as SigningError: return error.description.contains("cancelled") ? .cancelled : .signingFailed
         case let error as SecretEntryError:
             if case .cancelled = error { return .cancelled }

@@ -54,7 +54,7 @@ let signCommand = Command(
         }
         let path = arguments.positionals[0]
         // One writer at a time: not while the container is mounted or another command changes it.
-        let lock = try ContainerLock.acquire(path)
+        let lock = try lockForChange(path)
         defer { lock.release() }
         let container = try Container.open(path)
         let environment = try SignatureEnvironment(configuration: context.configuration)
@@ -122,7 +122,7 @@ let extendCommand = Command(
             guard let number = Int(value), number >= 0 else { throw UsageError("--signature takes a signature number (0, 1, ...), not '\(value)'") }
             index = number
         }
-        let lock = try ContainerLock.acquire(arguments.positionals[0])
+        let lock = try lockForChange(arguments.positionals[0])
         defer { lock.release() }
         let container = try Container.open(arguments.positionals[0])
         let environment = try SignatureEnvironment(configuration: context.configuration)

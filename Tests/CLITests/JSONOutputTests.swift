@@ -78,6 +78,13 @@ final class JSONOutputTests: CLITestCase {
         _ = try run(["remove", container, "zzz.txt", "--json"], command: "remove", status: 1, code: "not-found")
         _ = try run(["remove", container, "--signature", "0", "--json"], command: "remove", status: 1, code: "refused")
 
+        // Another program holds the container (as a mount or flock(1) would): busy, try again later.
+        let holder = open(container, O_RDONLY)
+        XCTAssertEqual(flock(holder, LOCK_EX), 0)
+        _ = try run(["add", container, path("a.txt"), "--json"], command: "add", status: 1, code: "busy")
+        _ = try run(["remove", container, "b.txt", "--json"], command: "remove", status: 1, code: "busy")
+        close(holder)
+
         _ = try run(["extend", container, "--json", "-o", "tsl=none"], command: "extend", status: 1)
         // sign prints JSON Lines; a failure before it starts is its one result line.
         value = try run(["sign", container, "--json"], command: "sign", status: 2, code: "usage")
