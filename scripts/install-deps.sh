@@ -37,6 +37,10 @@ packages=(
   passwd
   # a loopback TSA whose clock runs ahead (content time-stamp order tests)
   faketime
+  # the --json schema test: python3-jsonschema checks every command's output against docs/json-schema.json
+  python3-jsonschema
+  # the shell completion test: completions/asicfs.{bash,zsh,fish} loaded into each shell
+  zsh fish
   # fuzzing: clang's runtime for -sanitize=fuzzer comes with the Swift toolchain; nothing more needed
 )
 

@@ -28,7 +28,7 @@ let cardCommand = Command(
     The card is reached through the PC/SC service pcscd; any PC/SC reader works (USB,
     PIN pad, contactless/NFC).
     """,
-    options: [OptionSpec(names: ["--json"], takesValue: false, help: "print the result as JSON"),
+    options: [jsonOption,
               OptionSpec(names: ["--pem"], takesValue: false, help: "certs: print the two certificates as PEM")],
     run: { arguments, context in
         guard let subcommand = arguments.positionals.first else {
@@ -84,7 +84,7 @@ struct CardArguments {
 private func cardStatus(_ arguments: CardArguments, json: Bool) throws -> Int32 {
     let readers = try arguments.service.status()
     if json {
-        CommandJSON.emit(["readers": .list(readers.map { report in
+        CommandJSON.success("card status", container: nil, ["readers": .list(readers.map { report in
             .object(["name": .text(report.name), "card": cardJSON(report)])
         })])
         return 0
@@ -138,14 +138,14 @@ private func cardCertificates(_ arguments: CardArguments, json: Bool, pem: Bool)
         return 0
     }
     if json {
-        CommandJSON.emit(Dictionary(uniqueKeysWithValues: certificates.map { which, certificate in
+        CommandJSON.success("card certs", container: nil, ["certificates": .object(Dictionary(uniqueKeysWithValues: certificates.map { which, certificate in
             (which.rawValue, CommandJSON.Value.object([
                 "subject": .text(certificate.subjectLine), "issuer": .text(certificate.issuerLine),
                 "serial": .text(certificate.serialDecimal),
                 "not_before": certificate.notBefore.map { .text(Format.isoDate($0)) } ?? .null,
                 "not_after": certificate.notAfter.map { .text(Format.isoDate($0)) } ?? .null,
                 "pem": .text(certificate.pem)]))
-        }))
+        }))])
         return 0
     }
     for (which, certificate) in certificates {
@@ -161,12 +161,12 @@ private func cardCertificates(_ arguments: CardArguments, json: Bool, pem: Bool)
 private func cardPINs(_ arguments: CardArguments, json: Bool) throws -> Int32 {
     let counters = try arguments.service.retryCounters()
     if json {
-        CommandJSON.emit(Dictionary(uniqueKeysWithValues: counters.map { secret, counter in
+        CommandJSON.success("card pins", container: nil, ["pins": .object(Dictionary(uniqueKeysWithValues: counters.map { secret, counter in
             var fields: [String: CommandJSON.Value] = ["tries_left": .number(counter.triesLeft), "max_tries": .number(counter.maxTries),
                                                        "blocked": .flag(counter.isBlocked)]
             if let changed = counter.changed { fields["changed"] = .flag(changed) }
             return (secret.rawValue, CommandJSON.Value.object(fields))
-        }))
+        }))])
         return 0
     }
     for (secret, counter) in counters {

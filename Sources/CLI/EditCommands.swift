@@ -4,24 +4,26 @@ import Foundation
 
 let createCommand = Command(
     name: "create",
-    synopsis: "create CONTAINER [FILE...]",
+    synopsis: "create CONTAINER [-r] [FILE...]",
     summary: "make a new container with these data files",
     details: """
-    Each FILE is stored under its base name, with a media type guessed from the name.
+    Each FILE is stored under its base name, with a media type guessed from the name. With -r
+    a FILE may be a folder: every file under it is stored as FOLDER/SUB/NAME, as a mount shows
+    folders (a folder without -r is refused).
     With no FILE the container is empty (files can be added later). An existing
     non-empty CONTAINER is never overwritten.
     """,
-    options: [jsonOption],
+    options: [SourceFiles.recursiveOption, jsonOption],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         let path = arguments.positionals[0]
-        let files = arguments.positionals.dropFirst().map { NewDataFile(sourcePath: $0) }
+        let files = try SourceFiles.expand(Array(arguments.positionals.dropFirst()), recursive: arguments.has("--recursive"))
         let progress = ProgressLine("creating \(path)", quiet: context.quiet)
         defer { progress.finish() }
         let container = try Container.create(at: path, files: files, progress: progress.update)
         progress.finish()
         if arguments.has("--json") {
-            CommandJSON.success("create", container: path, ["data_files": CommandJSON.names(container.dataFiles.map(\.name))])
+            CommandJSON.success("create", container: path, ["data_files": CommandJSON.dataFiles(container.dataFiles)])
         } else if !context.quiet {
             Terminal.out("created \(path) with \(container.dataFiles.count) data file\(container.dataFiles.count == 1 ? "" : "s")")
         }
@@ -30,32 +32,34 @@ let createCommand = Command(
 
 let addCommand = Command(
     name: "add",
-    synopsis: "add CONTAINER FILE...",
+    synopsis: "add CONTAINER [-r] FILE...",
     summary: "add data files to an unsigned container",
     details: """
-    Each FILE is stored under its base name. A name that is already in the container is an
+    Each FILE is stored under its base name; with -r a FILE may be a folder, stored with
+    everything under it as FOLDER/SUB/NAME (as a mount shows folders). A name that is already in the container is an
     error unless --replace is given. A signed container cannot be changed. The container is
     replaced atomically: if anything fails it stays exactly as it was.
     """,
-    options: [OptionSpec(names: ["--replace"], takesValue: false, help: "replace data files of the same name"),
+    options: [SourceFiles.recursiveOption,
+              OptionSpec(names: ["--replace"], takesValue: false, help: "replace data files of the same name"),
               OptionSpec(names: ["--mime"], takesValue: true, help: "media type of the files added (instead of a guess from the name)"),
               jsonOption],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 2, "FILE to add")
         let path = arguments.positionals[0]
         let mediaType = try arguments.value("--mime").map(checkedMediaType)
-        let lock = try ContainerLock.acquire(path)
+        let lock = try lockForChange(path)
         defer { lock.release() }
+        let files = try SourceFiles.expand(Array(arguments.positionals.dropFirst()), recursive: arguments.has("--recursive"),
+                                           mediaType: mediaType)
         var edit = try Container.open(path).edit()
-        for file in arguments.positionals.dropFirst() {
-            try edit.add(NewDataFile(sourcePath: file, mediaType: mediaType), replacing: arguments.has("--replace"))
-        }
+        for file in files { try edit.add(file, replacing: arguments.has("--replace")) }
         let progress = ProgressLine("adding to \(path)", quiet: context.quiet)
         defer { progress.finish() }
         let saved = try edit.save(progress: progress.update)
         if arguments.has("--json") {
-            CommandJSON.success("add", container: path, ["added": CommandJSON.names(arguments.positionals.dropFirst().map { PathText.lastComponent(of: $0) }),
-                                                         "data_files": CommandJSON.names(saved.dataFiles.map(\.name))])
+            CommandJSON.success("add", container: path, ["added": CommandJSON.names(files.map(\.name)),
+                                                         "data_files": CommandJSON.dataFiles(saved.dataFiles)])
         }
         return 0
     })
@@ -94,7 +98,7 @@ let removeCommand = Command(
         }
         try requirePositionals(arguments, atLeast: 2, "NAME to remove")
         let path = arguments.positionals[0]
-        let lock = try ContainerLock.acquire(path)
+        let lock = try lockForChange(path)
         defer { lock.release() }
         var edit = try Container.open(path).edit()
         for name in arguments.positionals.dropFirst() { try edit.remove(name) }
@@ -103,7 +107,7 @@ let removeCommand = Command(
         let saved = try edit.save(progress: progress.update)
         if arguments.has("--json") {
             CommandJSON.success("remove", container: path, ["removed": CommandJSON.names(Array(arguments.positionals.dropFirst())),
-                                                            "data_files": CommandJSON.names(saved.dataFiles.map(\.name))])
+                                                            "data_files": CommandJSON.dataFiles(saved.dataFiles)])
         }
         return 0
     })
@@ -113,7 +117,7 @@ let removeCommand = Command(
 enum SignatureRemoval {
     @discardableResult
     static func remove(_ index: Int, from path: String) throws -> String {
-        let lock = try ContainerLock.acquire(path)
+        let lock = try lockForChange(path)
         defer { lock.release() }
         let container = try Container.open(path)
         guard container.kind == .asicE else {

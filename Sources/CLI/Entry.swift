@@ -74,22 +74,27 @@ public enum Main {
             return 2
         }
         var container: String? = nil
-        var wantsJSON = false
+        // Known before parsing, so that a mistake in the arguments is JSON too.
+        let wantsJSON = arguments.dropFirst().contains("--json") && command.options.contains { $0.names.contains("--json") }
+        var jsonName = CommandJSON.name(command.name, positionals: Array(arguments.dropFirst().prefix(1)))
         var loadedConfiguration: Configuration? = nil
         /// A failure's line on stderr, and with --json the same as one object on stdout.
-        func failed(_ line: String, status: Int32) -> Int32 {
+        func failed(_ line: String, status: Int32, code: ErrorCode) -> Int32 {
             Terminal.error(line)
             // The desktop runs `open` without a terminal: every failure is a notification too.
             if command.name == openCommand.name {
                 OpenAttempt.notify(given: container ?? "", reason: line, configuration: loadedConfiguration ?? Configuration())
             }
-            if wantsJSON { CommandJSON.failure(command.name, container: container, error: line, status: status) }
+            if wantsJSON {
+                CommandJSON.failure(jsonName, container: CommandJSON.containerCommands.contains(command.name) ? container : nil,
+                                    code: code, error: line, status: status)
+            }
             return status
         }
         do {
             let parsed = try ParsedArguments.parse(Array(arguments.dropFirst()), options: command.options)
             container = parsed.positionals.first
-            wantsJSON = parsed.has("--json") && CommandJSON.commands.contains(command.name)
+            jsonName = CommandJSON.name(command.name, positionals: parsed.positionals)
             if parsed.has("--help") {
                 Terminal.out(command.help)
                 return 0
@@ -111,13 +116,13 @@ public enum Main {
             context.settingArguments = (parsed.value("--config").map { ["--config", $0] } ?? []) + settings.flatMap { ["-o", $0] }
             return try command.run(parsed, context)
         } catch let error as UsageError {
-            return failed("\(error.description) (see 'asicfs \(command.name) --help')", status: 2)
+            return failed("\(error.description) (see 'asicfs \(command.name) --help')", status: 2, code: .usage)
         } catch let error as ConfigurationError {
-            return failed(error.description, status: 2)
+            return failed(error.description, status: 2, code: .configuration)
         } catch let error as ContainerError {
-            return failed(error.line(naming: container), status: 1)
+            return failed(error.line(naming: container), status: 1, code: ErrorCode.of(error))
         } catch {
-            return failed("\(error)", status: 1)
+            return failed("\(error)", status: 1, code: ErrorCode.of(error))
         }
     }
 

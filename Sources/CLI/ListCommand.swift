@@ -7,60 +7,30 @@ let listCommand = Command(
     summary: "list data files and signatures",
     details: """
     The table shows size, modification time (local), media type and name of each data file,
-    then the signature files. --json prints one JSON object (schema in asicfs(1)).
+    then the signature files. --json prints one JSON object (asicfs(1) JSON OUTPUT).
     """,
-    options: [OptionSpec(names: ["--json"], takesValue: false, help: "print JSON instead of a table")],
+    options: [jsonOption],
     run: { arguments, _ in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         if arguments.positionals.count > 1 { throw UsageError("ls takes one CONTAINER") }
         let container = try Container.open(arguments.positionals[0])
-        Terminal.out(arguments.has("--json") ? ContainerListing.json(container) : ContainerListing.table(container))
+        if arguments.has("--json") {
+            CommandJSON.success("ls", container: arguments.positionals[0], ContainerListing.jsonFields(container))
+        } else {
+            Terminal.out(ContainerListing.table(container))
+        }
         return 0
     })
 
-/// How `ls` shows a container. The JSON keys are a stable interface (snake_case, as in every
-/// JSON asicfs prints, with `format_version`): new keys may be added, existing ones never
-/// change meaning without a new `format_version`.
+/// How `ls` shows a container. The JSON keys are a stable interface (docs/json-schema.json):
+/// new keys may be added, existing ones never change meaning without a new `format_version`.
 enum ContainerListing {
-    struct JSONDataFile: Encodable {
-        let name: String
-        let size: Int64
-        let compressedSize: Int64
-        let compression: String
-        let mediaType: String
-        let modified: String
-    }
-
-    struct JSONSignature: Encodable {
-        let file: String
-        let size: Int64
-    }
-
-    struct JSONContainer: Encodable {
-        var formatVersion = JSONFormat.version
-        let container: String
-        let format: String
-        let mimetype: String
-        let size: Int64
-        let signed: Bool
-        let dataFiles: [JSONDataFile]
-        let signatures: [JSONSignature]
-    }
-
-    static func json(_ container: Container) -> String {
-        let value = JSONContainer(
-            container: container.path, format: container.kind.rawValue, mimetype: container.kind.mediaType,
-            size: container.fileSize, signed: container.isSigned,
-            dataFiles: container.dataFiles.map {
-                JSONDataFile(name: $0.name, size: $0.size, compressedSize: $0.compressedSize,
-                             compression: $0.isCompressed ? "deflate" : "stored", mediaType: $0.mediaType,
-                             modified: Format.isoDate($0.modified))
-            },
-            signatures: container.signatureFiles.map { JSONSignature(file: $0.name, size: $0.size) })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        return PrintableText.jsonSafe(String(decoding: try! encoder.encode(value), as: UTF8.self))
+    /// The fields of `ls --json` beside the envelope (`CommandJSON`).
+    static func jsonFields(_ container: Container) -> [String: CommandJSON.Value] {
+        ["format": .text(container.kind.rawValue), "mimetype": .text(container.kind.mediaType),
+         "size": .number(Int(container.fileSize)), "signed": .flag(container.isSigned),
+         "data_files": CommandJSON.dataFiles(container.dataFiles),
+         "signatures": .list(container.signatureFiles.map { .object(["file": .text($0.name), "size": .number(Int($0.size))]) })]
     }
 
     /// One line per data file and per signature file: every field from the container is escaped

@@ -22,7 +22,7 @@ let remoteCommand = Command(
     Basic; without a username the client certificate identifies you), remote.timeout (seconds
     per call, default 120), proxy.
     """,
-    options: [OptionSpec(names: ["--json"], takesValue: false, help: "print the credentials as JSON")],
+    options: [jsonOption],
     run: { arguments, context in
         guard let subcommand = arguments.positionals.first else { throw UsageError("missing subcommand: credentials") }
         guard subcommand == "credentials" else {
@@ -33,7 +33,7 @@ let remoteCommand = Command(
                                         cancellation: Cancellation())
         let (host, credentials) = try RemoteSigner.credentials(context: environment)
         if arguments.has("--json") {
-            CommandJSON.emit(["service": .text(host), "credentials": .list(credentials.map(credentialJSON))])
+            CommandJSON.success("remote credentials", container: nil, ["service": .text(host), "credentials": .list(credentials.map(credentialJSON))])
             return 0
         }
         if credentials.isEmpty { Terminal.out("no credentials at \(host)") }

@@ -54,7 +54,7 @@ let signCommand = Command(
         }
         let path = arguments.positionals[0]
         // One writer at a time: not while the container is mounted or another command changes it.
-        let lock = try ContainerLock.acquire(path)
+        let lock = try lockForChange(path)
         defer { lock.release() }
         let container = try Container.open(path)
         let environment = try SignatureEnvironment(configuration: context.configuration)
@@ -72,23 +72,33 @@ let signCommand = Command(
             case .step(let text): progress.message(text)
             case .verificationCode(let code):
                 progress.finish()
-                // With --json, standard output is the one object: the code goes to stderr then.
-                let line = "verification code: \(code) (sign only if your phone shows the same code)"
-                if arguments.has("--json") { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { Terminal.out(line) }
+                // With --json the code is an event line of its own, printed at once: a script shows it while it waits.
+                if arguments.has("--json") {
+                    CommandJSON.event("sign", "verification_code", ["verification_code": .text(code)])
+                } else {
+                    Terminal.out("verification code: \(code) (sign only if your phone shows the same code)")
+                }
                 DesktopNotification.verificationCode(code, method: method.rawValue, configuration: context.configuration)
-            case .waitingForUser(let what): progress.message(what)
+            case .waitingForUser(let what):
+                progress.message(what)
+                if arguments.has("--json") { CommandJSON.event("sign", "waiting", ["message": .text(what)]) }
             }
         }
         progress.finish()
+        let status: Int32 = outcome.unexpectedVerdict == .invalid ? 1 : 0
         if arguments.has("--json") {
-            CommandJSON.success("sign", container: path, [
+            // errors and warnings: why a signature is INDETERMINATE or has warnings, as verify gives them.
+            CommandJSON.result("sign", container: path, status: status,
+                               error: status == 0 ? nil : (.notValid, "the new signature is \(outcome.report.verdict.rawValue)"), [
                 "signature_file": .text(outcome.signatureFile), "signature_id": .text(outcome.signatureId),
                 "signer": .text(outcome.report.signerName ?? ""), "verdict": .text(outcome.report.verdict.rawValue),
-                "profile": .text(outcome.report.profile)])
+                "profile": .text(outcome.report.profile),
+                "errors": try CommandJSON.Value(encoding: outcome.report.errors),
+                "warnings": try CommandJSON.Value(encoding: outcome.report.warnings)])
         } else {
             Terminal.out(outcome.summary)
         }
-        return outcome.unexpectedVerdict == .invalid ? 1 : 0
+        return status
     })
 
 let extendCommand = Command(
@@ -112,7 +122,7 @@ let extendCommand = Command(
             guard let number = Int(value), number >= 0 else { throw UsageError("--signature takes a signature number (0, 1, ...), not '\(value)'") }
             index = number
         }
-        let lock = try ContainerLock.acquire(arguments.positionals[0])
+        let lock = try lockForChange(arguments.positionals[0])
         defer { lock.release() }
         let container = try Container.open(arguments.positionals[0])
         let environment = try SignatureEnvironment(configuration: context.configuration)
@@ -143,7 +153,7 @@ private func makeSigner(_ method: SigningMethod, _ parameters: SigningParameters
 
 let verifyCommand = Command(
     name: "verify",
-    synopsis: "verify CONTAINER [--json] [--warnings=error] [--report=FILE]",
+    synopsis: "verify CONTAINER [--json] [--warnings=error|warning|ignore] [--report=FILE]",
     summary: "validate every signature; exit 0 only if all are valid",
     details: """
     Checks each signature the way libdigidocpp does: data-file digests, the signature value,
@@ -154,34 +164,33 @@ let verifyCommand = Command(
     trust-anchors settings. --json prints the report as JSON (see asicfs(1) for its fields).
     --report=FILE also writes it as an ETSI TS 119 102-2 validation report (XML) to keep.
     """,
-    options: [OptionSpec(names: ["--json"], takesValue: false, help: "print the report as JSON"),
-              OptionSpec(names: ["--warnings"], takesValue: true, help: "'error': exit 1 also on VALID_WITH_WARNINGS (digidoc-tool's --warnings=error); 'ignore' (default)"),
-              OptionSpec(names: ["--notify"], takesValue: false, help: "also show the result as a desktop notification (the file manager's Verify action)"),
-              OptionSpec(names: ["--report"], takesValue: true, help: "also write the result to FILE as an ETSI TS 119 102-2 validation report (XML)")],
+    options: [jsonOption,
+              OptionSpec(names: ["--warnings"], takesValue: true,
+                         help: "'error': exit 1 also on VALID_WITH_WARNINGS (digidoc-tool's --warnings=error); 'warning' or 'ignore' (default): exit 0"),
+              OptionSpec(names: ["--notify"], takesValue: false, help: "also show the result as a desktop notification (the file manager's Verify action)")],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         if arguments.positionals.count > 1 { throw UsageError("verify takes one CONTAINER") }
         let warningsFail: Bool
         switch arguments.value("--warnings") {
-        case nil, "ignore"?: warningsFail = false
+        // digidoc-tool's three spellings: 'warning' (its default) reports warnings without failing, as 'ignore' does.
+        case nil, "ignore"?, "warning"?: warningsFail = false
         case "error"?: warningsFail = true
-        case let other?: throw UsageError("--warnings takes error or ignore, not '\(other)'")
+        case let other?: throw UsageError("--warnings takes error, warning or ignore, not '\(other)'")
         }
-        let container: Container
-        let environment: SignatureEnvironment
-        do {
-            container = try Container.open(arguments.positionals[0])
-            environment = try SignatureEnvironment(configuration: context.configuration)
-        } catch {
-            // A script that asked for JSON gets JSON on stdout, also when nothing could be checked
-            // (the one-line error still goes to stderr, and the exit status is 1).
-            if arguments.has("--json") { CommandJSON.emit(["path": .text(arguments.positionals[0]), "error": .text("\(error)")]) }
-            throw error
-        }
+        let container = try Container.open(arguments.positionals[0])
+        let environment = try SignatureEnvironment(configuration: context.configuration)
         let report = environment.validator().validate(container)
-        // report.text escapes its fields; this keeps any line from reaching the terminal raw.
-        let output = arguments.has("--json") ? PrintableText.jsonSafe(report.json) : PrintableText.escapedKeepingLines(report.text)
-        FileHandle.standardOutput.write(Data(output.utf8))
+        var status: Int32 = report.verdict.isAcceptable ? 0 : 1
+        if warningsFail && report.verdict == .validWithWarnings { status = 1 }
+        if arguments.has("--json") {
+            CommandJSON.result("verify", container: arguments.positionals[0], status: status,
+                               error: status == 0 ? nil : (.notValid, "the container is \(report.verdict.rawValue)"),
+                               try verifyJSONFields(report))
+        } else {
+            // report.text escapes its fields; this keeps any line from reaching the terminal raw.
+            FileHandle.standardOutput.write(Data(PrintableText.escapedKeepingLines(report.text).utf8))
+        }
         if let file = arguments.value("--report") {
             do { try Data(ETSIValidationReport(report).xml.utf8).write(to: URL(fileURLWithPath: file), options: .atomic) } catch {
                 throw ReportWriteError(description: "cannot write the validation report to \(PrintableText.escaped(file)): \(error.localizedDescription)")
@@ -193,12 +202,21 @@ let verifyCommand = Command(
                                      PrintableText.escaped(signers.isEmpty ? "no signatures" : "signed by " + signers.joined(separator: "; ")),
                                      urgent: !report.verdict.isAcceptable, configuration: context.configuration)
         }
-        if warningsFail && report.verdict == .validWithWarnings { return 1 }
-        return report.verdict.isAcceptable ? 0 : 1
+        return status
     })
 
 struct ReportWriteError: Error, CustomStringConvertible {
     let description: String
+}
+
+/// The validation report's fields (its findings as Validation gives them) beside the envelope:
+/// its `path` is the envelope's `container`, its `data_files` the one shape (objects with `name`).
+private func verifyJSONFields(_ report: ContainerReport) throws -> [String: CommandJSON.Value] {
+    var fields = try CommandJSON.Value(json: report.json).fields
+    fields["path"] = nil
+    fields["format_version"] = nil
+    fields["data_files"] = .list(report.dataFiles.map { .object(["name": .text($0)]) })
+    return fields
 }
 
 /// Turns SIGINT and SIGTERM into a cancellation while a signing runs.

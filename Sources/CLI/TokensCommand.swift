@@ -15,9 +15,9 @@ let tokensCommand = Command(
     and every certificate with its key on the token: subject, issuer, key type and size,
     validity, key usage, and whether it can sign (non-repudiation). No PIN is asked.
     'asicfs sign --method pkcs11' takes label=, slot= and key= (the certificate's key label or id)
-    to choose among them. --json prints one JSON object (schema in asicfs(1)).
+    to choose among them. --json prints one JSON object (asicfs(1) JSON OUTPUT).
     """,
-    options: [OptionSpec(names: ["--json"], takesValue: false, help: "print JSON instead of text")],
+    options: [jsonOption],
     run: { arguments, _ in
         var module: String?
         for argument in arguments.positionals {
@@ -26,15 +26,13 @@ let tokensCommand = Command(
             }
             module = String(argument.dropFirst(7))
         }
-        let listings: [ModuleListing]
-        do {
-            let modules = try module.map { [try PKCS11Module.load(path: $0)] } ?? PKCS11Module.registered()
-            listings = TokenInventory.scan(modules)
-        } catch {
-            if arguments.has("--json") { CommandJSON.failure("tokens", container: nil, error: "\(error)", status: 1) }
-            throw error
+        let modules = try module.map { [try PKCS11Module.load(path: $0)] } ?? PKCS11Module.registered()
+        let listings = TokenInventory.scan(modules)
+        if arguments.has("--json") {
+            CommandJSON.success("tokens", container: nil, ["modules": try TokenReport.json(listings)])
+        } else {
+            Terminal.out(TokenReport.text(listings))
         }
-        Terminal.out(arguments.has("--json") ? TokenReport.json(listings) : TokenReport.text(listings))
         return 0
     })
 
@@ -80,14 +78,9 @@ enum TokenReport {
         let error: String?
     }
 
-    struct JSONReport: Encodable {
-        var formatVersion = JSONFormat.version
-        let command = "tokens"
-        let modules: [JSONModule]
-    }
-
-    static func json(_ listings: [ModuleListing]) -> String {
-        let report = JSONReport(modules: listings.map { listing in
+    /// `modules` of `tokens --json`.
+    static func json(_ listings: [ModuleListing]) throws -> CommandJSON.Value {
+        try CommandJSON.Value(encoding: listings.map { listing in
             JSONModule(name: listing.module.name, path: listing.module.path, description: listing.info?.description,
                        manufacturer: listing.info?.manufacturer, version: listing.info?.version,
                        tokens: listing.tokens.map { token in
@@ -100,10 +93,6 @@ enum TokenReport {
                                             certificates: token.certificates.map(certificate), error: token.problem)
                        }, error: listing.problem)
         })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        return PrintableText.jsonSafe(String(decoding: try! encoder.encode(report), as: UTF8.self))
     }
 
     static func certificate(_ item: TokenCertificate) -> JSONCertificate {

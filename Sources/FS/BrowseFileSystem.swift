@@ -134,12 +134,30 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         SpoolFolder.isSpoolFolderName(name) || AtomicSave.isTemporaryName(name)
     }
 
-    /// Whether a regular file with a container's name is a container: known, or its first bytes.
+    /// Whether a regular file with a container's name is a container: known, or decided at the
+    /// first look by opening it. A ZIP that is no container is a file from the start, not a
+    /// folder the kernel caches until entering it fails (`find`'s one "Not a directory").
     func looksLikeContainer(_ relative: String, _ status: stat) -> Bool {
         if let known = children.verdict(relative, status) { return known }
-        let zip = folder.startsLikeZIP(relative)
-        children.record(relative, status, isContainer: zip)
-        return zip
+        let isContainer = folder.startsLikeZIP(relative) && opensAsContainer(relative)
+        children.record(relative, status, isContainer: isContainer)
+        return isContainer
+    }
+
+    /// False only when the file is certainly no container; what cannot be told now (busy, an
+    /// I/O error) is left to opening the child, which says it.
+    private func opensAsContainer(_ relative: String) -> Bool {
+        do {
+            _ = try Container.open(folder.full(relative))
+            return true
+        } catch let error as ContainerError {
+            switch error {
+            case .io, .refused: return true
+            default: return false
+            }
+        } catch {
+            return true
+        }
     }
 
     /// Splits a path: the first component with a container's name that is a container file (or

@@ -6,13 +6,13 @@ import XCTest
 final class CommandLineTests: CLITestCase {
     static let commandNames = ["create", "ls", "extract", "add", "remove"]
     static let synopses = [
-        "create": "create CONTAINER [FILE...]",
+        "create": "create CONTAINER [-r] [FILE...]",
         "ls": "ls CONTAINER [--json]",
         "extract": "extract CONTAINER [NAME...] [-d DIR]",
-        "add": "add CONTAINER FILE...",
+        "add": "add CONTAINER [-r] FILE...",
         "remove": "remove CONTAINER (NAME... | --signature N)",
         "sign": "sign CONTAINER --method METHOD [KEY=VALUE...]",
-        "verify": "verify CONTAINER [--json] [--warnings=error]",
+        "verify": "verify CONTAINER [--json] [--warnings=error|warning|ignore]",
     ]
 
     func testVersionFlagsPrintTheVersionAndExitZero() throws {
@@ -98,10 +98,10 @@ final class CommandLineTests: CLITestCase {
 
     func testCommandHelpShowsThatCommandsUsageAndOptions() throws {
         let ownOptions = [
-            "create": [String](),
+            "create": ["-r, --recursive"],
             "ls": ["--json"],
             "extract": ["-d, --directory VALUE", "-p, --stdout", "-f, --force"],
-            "add": ["--replace", "--mime VALUE"],
+            "add": ["-r, --recursive", "--replace", "--mime VALUE"],
             "remove": ["--signature VALUE"],
         ]
         for name in Self.commandNames {
@@ -154,7 +154,7 @@ final class CommandLineTests: CLITestCase {
         // No CONTAINER, no FILE: still help, not a usage error.
         let result = try asicfs(["add", "--help"])
         assertSuccess(result)
-        XCTAssertTrue(result.stdout.hasPrefix("Usage: asicfs add CONTAINER FILE..."))
+        XCTAssertTrue(result.stdout.hasPrefix("Usage: asicfs add CONTAINER [-r] FILE..."))
     }
 
     func testNoArgumentsIsAUsageErrorWithHelpOnStderr() throws {

@@ -121,7 +121,7 @@ final class EditTests: CLITestCase {
         assertSuccess(try asicfs(["create", container]))
         let before = try read(container)
         try FileManager.default.createDirectory(atPath: path("folder"), withIntermediateDirectories: true)
-        assertFailure(try asicfs(["add", container, "folder"]), mentions: ["folder", "not a regular file"])
+        assertFailure(try asicfs(["add", container, "folder"]), status: 2, mentions: ["folder is a folder", "give -r"])
         assertFailure(try asicfs(["add", container, "missing.txt"]), mentions: ["missing.txt", "No such file"])
         // Reserved names cannot become data files.
         try write("mimetype", "x")
@@ -157,12 +157,46 @@ final class EditTests: CLITestCase {
                               ["add", container, "x.txt"], ["remove", container, "x.txt"]] {
                 let result = try asicfs(arguments)
                 assertFailure(result, mentions: words)
-                XCTAssertEqual(result.stdout, "", "\(arguments)")
+                if arguments.contains("--json") {
+                    _ = try envelope(result, command: "ls", status: 1)  // a script gets the failure as JSON too
+                } else {
+                    XCTAssertEqual(result.stdout, "", "\(arguments)")
+                }
                 XCTAssertEqual(FileManager.default.contents(atPath: container), before, "\(arguments) changed \(name)")
             }
         }
         XCTAssertEqual(folderContents(work.path), ["asice-relative.asice", "dot.asice", "folder.asice", "text.asice",
                                                    "truncated.asice", "x.txt", "zero.asice"])
+    }
+
+    // MARK: - folders (-r)
+
+    /// create and add take folders with -r: every file under them, named with '/' as a mount
+    /// shows folders; a folder without -r is refused in one line and nothing is written.
+    func testCreateAndAddTakeFoldersWithR() throws {
+        try write("docs/a.txt", "alpha\n")
+        try write("docs/sub/b.txt", "bravo\n")
+        try write("more/c.csv", "c,1\n")
+        try write("top.txt", "top\n")
+        let container = path("folders.asice")
+        assertFailure(try asicfs(["create", container, path("docs")]), status: 2, mentions: ["docs is a folder", "-r"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: container))
+        assertSuccess(try asicfs(["create", container, "-r", path("docs"), path("top.txt")]))
+        XCTAssertEqual(try dataFileNames(container), ["docs/a.txt", "docs/sub/b.txt", "top.txt"])
+
+        let before = try read(container)
+        let refused = try asicfs(["add", container, path("more")])
+        assertFailure(refused, status: 2, mentions: ["more is a folder", "give -r"])
+        XCTAssertEqual(refused.stderrLines.count, 1, refused.stderr)
+        XCTAssertEqual(try read(container), before)
+        // "." is the folder it names; --recursive is the long spelling.
+        let added = try asicfs(["add", container, "--recursive", ".", "--json"], in: work.appendingPathComponent("more"))
+        assertSuccess(added)
+        XCTAssertEqual(try envelope(added, command: "add", status: 0)["added"] as? [String], ["more/c.csv"])
+        XCTAssertEqual(try dataFileNames(container), ["docs/a.txt", "docs/sub/b.txt", "top.txt", "more/c.csv"])
+        assertSuccess(try asicfs(["extract", container, "-d", path("out")]))
+        XCTAssertEqual(try String(contentsOfFile: path("out/docs/sub/b.txt"), encoding: .utf8), "bravo\n")
+        XCTAssertEqual(try String(contentsOfFile: path("out/more/c.csv"), encoding: .utf8), "c,1\n")
     }
 
     // MARK: - create

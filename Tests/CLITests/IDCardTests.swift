@@ -66,8 +66,9 @@ final class IDCardTests: CLITestCase {
     func pins() throws -> [String: [String: Any]] {
         let result = try asicfs(["card", "pins", "--json"] + settings)
         assertSuccess(result)
-        return try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any])
-            .compactMapValues { $0 as? [String: Any] }
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any])
+        XCTAssertEqual(object["command"] as? String, "card pins")
+        return try XCTUnwrap(object["pins"] as? [String: Any]).compactMapValues { $0 as? [String: Any] }
     }
 
     func triesLeft(_ secret: String) throws -> Int? { try pins()[secret]?["tries_left"] as? Int }
@@ -123,7 +124,7 @@ final class IDCardTests: CLITestCase {
         XCTAssertTrue(text.stdout.contains("signing certificate\n"), text.stdout)
         let json = try asicfs(["card", "certs", "--json"] + settings)
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: json.stdoutData) as? [String: Any])
-        XCTAssertEqual((object["signing"] as? [String: Any])?["pem"] as? String,
+        XCTAssertEqual(((object["certificates"] as? [String: Any])?["signing"] as? [String: Any])?["pem"] as? String,
                        try String(contentsOfFile: pki + "/signer.pem", encoding: .utf8))
         XCTAssertEqual(try asicfs(["card", "certs", "--json", "--pem"] + settings).status, 2)
     }

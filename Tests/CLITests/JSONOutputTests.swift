@@ -1,8 +1,10 @@
 import Foundation
 import XCTest
 
-/// Every JSON asicfs prints has one key style (snake_case) and a `format_version`, and a script
-/// that asked for JSON gets JSON also when the container cannot be read.
+/// Every command that takes --json prints the one envelope of docs/json-schema.json
+/// (`format_version` 2, `command`, `ok`, `exit_status`, `error` with a stable `code`), on
+/// success and on failure, with the same names for the same things. The schema is checked by
+/// python3-jsonschema; the names are checked here too, so a schema that allows too much is caught.
 final class JSONOutputTests: CLITestCase {
     /// Every key in `value`, at any depth.
     func keys(_ value: Any) -> [String] {
@@ -17,94 +19,108 @@ final class JSONOutputTests: CLITestCase {
         }
     }
 
-    func testLsAndVerifyUseSnakeCaseWithAFormatVersion() throws {
-        try makeContainerWithPython(path("c.asice"), files: [("a.txt", "alpha\n")])
-        let ls = try asicfs(["ls", path("c.asice"), "--json"])
-        assertSuccess(ls)
-        let listed = try XCTUnwrap(try JSONSerialization.jsonObject(with: ls.stdoutData) as? [String: Any])
-        XCTAssertEqual(listed["format_version"] as? Int, 1)
-        XCTAssertNotNil(listed["data_files"] as? [Any])
-        XCTAssertNotNil((listed["data_files"] as? [[String: Any]])?.first?["media_type"])
-        assertSnakeCase(listed, "ls")
-
-        let verify = try asicfs(["verify", path("c.asice"), "--json", "-o", "tsl=none"])
-        XCTAssertEqual(verify.status, 1, "an unsigned container is not VALID")
-        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: verify.stdoutData) as? [String: Any])
-        XCTAssertEqual(report["format_version"] as? Int, 1)
-        assertSnakeCase(report, "verify")
-    }
-
-    /// `verify --json` of something that is not a container: a JSON object with the error on
-    /// stdout, the one-line error on stderr, exit 1 (it printed no JSON at all).
-    func testVerifyJSONOfAnUnreadableContainerIsAJSONError() throws {
-        let broken = try write("broken.asice", "not a zip at all, just text\n")
-        for target in [broken, path("missing.asice")] {
-            let result = try asicfs(["verify", target, "--json"])
-            XCTAssertEqual(result.status, 1, result.stderr)
-            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any], result.stdout)
-            XCTAssertEqual(object["format_version"] as? Int, 1)
-            XCTAssertEqual(object["path"] as? String, target)
-            let error = try XCTUnwrap(object["error"] as? String)
-            XCTAssertFalse(error.isEmpty)
-            XCTAssertTrue(result.stderr.hasPrefix("asicfs: ") && result.stderr.filter { $0 == "\n" }.count == 1, result.stderr)
+    /// A run's envelope, checked against the schema and for the shared names.
+    func run(_ arguments: [String], command: String, status: Int32, code: String? = nil, environment: [String: String] = [:],
+             file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        let result = try asicfs(arguments, environment: environment)
+        let value = try envelope(result, command: command, status: status, code: code, file: file, line: line)
+        assertSnakeCase(value, command, file: file, line: line)
+        XCTAssertNil(value["path"], "the container is 'container' in every output", file: file, line: line)
+        if let files = value["data_files"] {
+            let objects = try XCTUnwrap(files as? [[String: Any]], "data_files is a list of objects: \(files)", file: file, line: line)
+            XCTAssertTrue(objects.allSatisfy { $0["name"] is String }, "\(objects)", file: file, line: line)
         }
-    }
-
-    func object(_ result: RunResult, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
-        let value = try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any], result.stdout, file: file, line: line)
-        XCTAssertEqual(value["format_version"] as? Int, 1, file: file, line: line)
-        assertSnakeCase(value, "\(value["command"] ?? "?")", file: file, line: line)
         return value
     }
 
-    /// create, add, remove and extract print one object with --json, on success and on failure
-    /// (with the same exit status and the one line on stderr).
-    func testEditingCommandsPrintOneObjectOnSuccessAndOnFailure() throws {
+    func testContainerCommandsPrintTheEnvelopeOnSuccessAndFailure() throws {
         let container = path("j.asice")
         try write("a.txt", "alpha\n")
         try write("b.txt", "bravo\n")
-        var result = try asicfs(["create", container, path("a.txt"), "--json"])
-        assertSuccess(result)
-        var value = try object(result)
-        XCTAssertEqual(value["command"] as? String, "create")
-        XCTAssertEqual(value["ok"] as? Bool, true)
-        XCTAssertEqual(value["data_files"] as? [String], ["a.txt"])
+        let broken = try write("broken.asice", "not a zip at all, just text\n")
+        let missing = path("missing.asice")
 
-        result = try asicfs(["add", container, path("b.txt"), "--json"])
-        assertSuccess(result)
-        value = try object(result)
+        var value = try run(["create", container, path("a.txt"), "--json"], command: "create", status: 0)
+        XCTAssertEqual(value["container"] as? String, container)
+        XCTAssertEqual((value["data_files"] as? [[String: Any]])?.map { $0["name"] as? String }, ["a.txt"])
+        _ = try run(["create", container, path("a.txt"), "--json"], command: "create", status: 1)
+
+        value = try run(["add", container, path("b.txt"), "--json"], command: "add", status: 0)
         XCTAssertEqual(value["added"] as? [String], ["b.txt"])
-        XCTAssertEqual(value["data_files"] as? [String], ["a.txt", "b.txt"])
+        XCTAssertEqual((value["data_files"] as? [[String: Any]])?.map { $0["name"] as? String }, ["a.txt", "b.txt"])
+        _ = try run(["add", container, path("b.txt"), "--json"], command: "add", status: 1, code: "refused")
+        value = try run(["add", missing, path("a.txt"), "--json"], command: "add", status: 1, code: "not-found")
+        XCTAssertEqual(value["container"] as? String, missing)
 
-        result = try asicfs(["add", container, path("b.txt"), "--json"])
-        XCTAssertEqual(result.status, 1)
-        value = try object(result)
-        XCTAssertEqual(value["ok"] as? Bool, false)
-        XCTAssertEqual(value["exit_status"] as? Int, 1)
-        XCTAssertTrue((value["error"] as? String ?? "").contains("already"), "\(value)")
-        XCTAssertTrue(result.stderr.hasPrefix("asicfs: ") && result.stderr.filter { $0 == "\n" }.count == 1, result.stderr)
+        value = try run(["ls", container, "--json"], command: "ls", status: 0)
+        XCTAssertEqual((value["data_files"] as? [[String: Any]])?.first?["media_type"] as? String, "text/plain")
+        _ = try run(["ls", missing, "--json"], command: "ls", status: 1, code: "not-found")
+        _ = try run(["ls", broken, "--json"], command: "ls", status: 1, code: "not-a-container")
+        _ = try run(["ls", "--json"], command: "ls", status: 2, code: "usage")
+        _ = try run(["ls", container, "--bogus", "--json"], command: "ls", status: 2, code: "usage")
 
-        result = try asicfs(["extract", container, "-d", path("out"), "--json"])
-        assertSuccess(result)
-        value = try object(result)
-        let extracted = try XCTUnwrap(value["extracted"] as? [[String: String]])
-        XCTAssertEqual(extracted.map { $0["name"] }, ["a.txt", "b.txt"])
-        XCTAssertEqual(try String(contentsOfFile: try XCTUnwrap(extracted[1]["path"]), encoding: .utf8), "bravo\n")
-        result = try asicfs(["extract", container, "--stdout", "--json"])
-        XCTAssertEqual(result.status, 2)
-        XCTAssertEqual(try object(result)["exit_status"] as? Int, 2)
+        // An unsigned container is not VALID: the report, and an error saying so.
+        value = try run(["verify", container, "--json", "-o", "tsl=none"], command: "verify", status: 1, code: "not-valid")
+        XCTAssertEqual(value["container"] as? String, container)
+        XCTAssertEqual(value["verdict"] as? String, "INDETERMINATE")
+        XCTAssertNotNil(value["findings"] as? [Any])
+        XCTAssertEqual((value["data_files"] as? [[String: Any]])?.map { $0["name"] as? String }, ["a.txt", "b.txt"])
+        _ = try run(["verify", missing, "--json"], command: "verify", status: 1, code: "not-found")
+        _ = try run(["verify", broken, "--json"], command: "verify", status: 1, code: "not-a-container")
+        _ = try run(["verify", container, "--json", "--warnings=maybe"], command: "verify", status: 2, code: "usage")
 
-        result = try asicfs(["remove", container, "a.txt", "--json"])
-        assertSuccess(result)
-        value = try object(result)
+        value = try run(["extract", container, "-d", path("out"), "--json"], command: "extract", status: 0)
+        XCTAssertEqual((value["extracted"] as? [[String: String]])?.map { $0["name"] }, ["a.txt", "b.txt"])
+        _ = try run(["extract", container, "--stdout", "--json"], command: "extract", status: 2, code: "usage")
+
+        value = try run(["remove", container, "a.txt", "--json"], command: "remove", status: 0)
         XCTAssertEqual(value["removed"] as? [String], ["a.txt"])
-        XCTAssertEqual(value["data_files"] as? [String], ["b.txt"])
-        result = try asicfs(["remove", container, "zzz.txt", "--json"])
-        XCTAssertEqual(result.status, 1)
-        XCTAssertEqual(try object(result)["ok"] as? Bool, false)
+        _ = try run(["remove", container, "zzz.txt", "--json"], command: "remove", status: 1, code: "not-found")
+        _ = try run(["remove", container, "--signature", "0", "--json"], command: "remove", status: 1, code: "refused")
 
-        result = try asicfs(["add", path("missing.asice"), path("a.txt"), "--json"])
-        XCTAssertEqual(result.status, 1)
-        XCTAssertEqual(try object(result)["container"] as? String, path("missing.asice"))
+        // Another program holds the container (as a mount or flock(1) would): busy, try again later.
+        let holder = open(container, O_RDONLY)
+        XCTAssertEqual(flock(holder, LOCK_EX), 0)
+        _ = try run(["add", container, path("a.txt"), "--json"], command: "add", status: 1, code: "busy")
+        _ = try run(["remove", container, "b.txt", "--json"], command: "remove", status: 1, code: "busy")
+        close(holder)
+
+        _ = try run(["extend", container, "--json", "-o", "tsl=none"], command: "extend", status: 1)
+        // sign prints JSON Lines; a failure before it starts is its one result line.
+        value = try run(["sign", container, "--json"], command: "sign", status: 2, code: "usage")
+        XCTAssertEqual(value["event"] as? String, "result")
+        _ = try run(["sign", container, "--method", "pkcs13", "--json"], command: "sign", status: 2, code: "usage")
+    }
+
+    /// The commands without a container: the same envelope, named with their subcommand, and
+    /// no `container` key.
+    func testCommandsWithoutAContainerPrintTheEnvelopeOnFailure() throws {
+        var value = try run(["tokens", "module=\(path("missing.so"))", "--json"], command: "tokens", status: 1, code: "token")
+        XCTAssertNil(value["container"])
+        _ = try run(["tokens", "label=x", "--json"], command: "tokens", status: 2, code: "usage")
+        value = try run(["card", "status", "bogus=1", "--json"], command: "card status", status: 2, code: "usage")
+        XCTAssertNil(value["container"])
+        _ = try run(["card", "--json"], command: "card", status: 2, code: "usage")
+        // No pcscd at this socket: the card cannot be reached (it printed nothing on stdout before).
+        _ = try run(["card", "status", "--json"], command: "card status", status: 1, code: "card",
+                    environment: ["PCSCLITE_CSOCK_NAME": path("no-pcscd.socket")])
+        _ = try run(["card", "pins", "--json"], command: "card pins", status: 1, code: "card",
+                    environment: ["PCSCLITE_CSOCK_NAME": path("no-pcscd.socket")])
+        _ = try run(["remote", "credentials", "--json", "-o", "remote.url=https://127.0.0.1:9/csc/v1"], command: "remote credentials",
+                    status: try asicfs(["remote", "credentials", "-o", "remote.url=https://127.0.0.1:9/csc/v1"]).status)
+        _ = try run(["remote", "credentials", "extra", "--json"], command: "remote credentials", status: 2, code: "usage")
+    }
+
+    /// The schema is no blank cheque: an object of the old shape (format_version 1, verify's
+    /// `path` and a text `error`) is refused by it.
+    func testTheSchemaRefusesTheOldShape() throws {
+        let old = #"{"format_version": 1, "path": "x.asice", "error": "no such file"}"#
+        let check = try runTool("/usr/bin/python3", ["-c", """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.loads(sys.argv[2])))
+            sys.exit(0 if errors else 1)
+            """, Self.jsonSchema, old])
+        XCTAssertEqual(check.status, 0, "the old shape passed the schema: \(check.stderr)")
     }
 }

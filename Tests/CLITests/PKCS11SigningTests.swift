@@ -84,8 +84,10 @@ final class PKCS11SigningTests: CLITestCase {
 
         let json = try run(["tokens", "module=\(SoftHSMTokens.module)", "--json"])
         assertSuccess(json)
+        _ = try envelope(json, command: "tokens", status: 0)
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: json.stdoutData) as? [String: Any])
-        XCTAssertEqual(object["format_version"] as? Int, 1)
+        XCTAssertEqual(object["format_version"] as? Int, 2)
+        XCTAssertEqual(object["command"] as? String, "tokens")
         let modules = try XCTUnwrap(object["modules"] as? [[String: Any]])
         XCTAssertEqual(modules.map { $0["path"] as? String }, [SoftHSMTokens.module])
         let token = try XCTUnwrap((modules[0]["tokens"] as? [[String: Any]])?.first)
@@ -119,6 +121,7 @@ final class PKCS11SigningTests: CLITestCase {
         XCTAssertEqual(json.status, 1)
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: json.stdoutData) as? [String: Any])
         XCTAssertEqual(object["ok"] as? Bool, false)
+        XCTAssertEqual((object["error"] as? [String: Any])?["code"] as? String, "token")
         assertFailure(try run(["tokens", "label=x"]), status: 2, mentions: ["tokens takes only module=PATH"])
     }
 

@@ -187,6 +187,7 @@ final class RemoteSigningTests: CLITestCase {
 
         let json = try asicfs(["remote", "credentials", "--json"] + settings() + login())
         assertSuccess(json)
+        _ = try envelope(json, command: "remote credentials", status: 0)
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: json.stdoutData) as? [String: Any])
         let credentials = try XCTUnwrap(object["credentials"] as? [[String: Any]])
         XCTAssertEqual(credentials.compactMap { $0["id"] as? String }, CSCSimulator.aliceCredentials)

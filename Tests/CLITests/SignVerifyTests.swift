@@ -279,29 +279,32 @@ final class SignVerifyTests: CLITestCase {
         let strict = try asicfs(["verify", container, "--warnings=error"] + nonQSCD)
         XCTAssertEqual(strict.status, 1, strict.stdout)
         XCTAssertTrue(strict.stdout.hasSuffix("Result: VALID_WITH_WARNINGS\n"), strict.stdout)
-        assertFailure(try asicfs(["verify", container, "--warnings=maybe"] + settings), status: 2, mentions: ["--warnings takes error or ignore"])
+        // digidoc-tool's --warnings=warning: warnings are reported, the exit status stays 0.
+        let spelled = try asicfs(["verify", container, "--warnings=warning"] + nonQSCD)
+        assertSuccess(spelled)
+        XCTAssertTrue(spelled.stdout.hasSuffix("Result: VALID_WITH_WARNINGS\n"), spelled.stdout)
+        assertFailure(try asicfs(["verify", container, "--warnings=maybe"] + settings), status: 2,
+                      mentions: ["--warnings takes error, warning or ignore"])
     }
 
-    /// sign and extend with --json: one object on success and on failure.
+    /// sign (JSON Lines, ending with its result) and extend with --json: the envelope of
+    /// docs/json-schema.json on success and on failure.
     func testSignAndExtendWithJSON() throws {
         let container = try unsignedContainer()
         let pass = try passphraseFile(TestPKI.passphrase)
         var result = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)", "passphrase-file=\(pass)", "--json"] + settings)
-        assertSuccess(result)
-        var value = try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any], result.stdout)
-        XCTAssertEqual(value["command"] as? String, "sign")
-        XCTAssertEqual(value["ok"] as? Bool, true)
+        var value = try envelope(result, command: "sign", status: 0)
+        XCTAssertEqual(value["event"] as? String, "result")
+        XCTAssertEqual(value["container"] as? String, container)
+        XCTAssertEqual(value["errors"] as? [String], [], "the reasons of a verdict, as verify gives them")
         XCTAssertEqual(value["signature_file"] as? String, "META-INF/signatures0.xml")
         XCTAssertEqual(value["verdict"] as? String, "VALID")
         XCTAssertEqual(value["signer"] as? String, "JÕEORG,JAAK-KRISTJAN,38001085718")
         result = try asicfs(["sign", container, "--method", "pkcs12", "file=\(services.pki.signerP12)", "passphrase-file=\(try passphraseFile("nope"))", "--json"] + settings)
-        XCTAssertEqual(result.status, 1)
-        value = try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any], result.stdout)
-        XCTAssertEqual(value["ok"] as? Bool, false)
-        XCTAssertTrue((value["error"] as? String ?? "").contains("wrong passphrase"), "\(value)")
+        value = try envelope(result, command: "sign", status: 1, code: "signing-failed")
+        XCTAssertTrue(((value["error"] as? [String: Any])?["message"] as? String ?? "").contains("wrong passphrase"), "\(value)")
         result = try asicfs(["extend", container, "--json"] + settings)
-        assertSuccess(result)
-        value = try XCTUnwrap(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any], result.stdout)
+        value = try envelope(result, command: "extend", status: 0)
         XCTAssertEqual((value["extended"] as? [[String: Any]])?.first?["profile"] as? String, "BES/time-stamp-archive")
     }
 
@@ -348,6 +351,15 @@ final class SignVerifyTests: CLITestCase {
         assertSuccess(smart)
         XCTAssertTrue(smart.stdout.hasPrefix("verification code: "), smart.stdout)
         XCTAssertTrue(smart.stdout.contains(" S1 in META-INF/signatures1.xml, VALID"), smart.stdout)
+
+        // --json: the code is its own line, printed before the signing ends, then the result.
+        let json = try asicfs(["sign", container, "--method", "mobile-id", "phone=+37200000766", "idcode=60001019906", "--json"] + phoneSettings)
+        let events = try assertValidJSON(json)
+        XCTAssertEqual(events.first?["event"] as? String, "verification_code", json.stdout)
+        XCTAssertNotNil((events.first?["verification_code"] as? String)?.range(of: #"^[0-9]{4}$"#, options: .regularExpression), json.stdout)
+        XCTAssertEqual(events.last?["event"] as? String, "result", json.stdout)
+        XCTAssertEqual(try envelope(json, command: "sign", status: 0)["signature_file"] as? String, "META-INF/signatures2.xml")
+        XCTAssertFalse(json.stderr.contains("verification code"), json.stderr)
 
         let before = try read(container)
         let refused = try asicfs(["sign", container, "--method", "smart-id", "country=EE", "idcode=30403039983"]
