@@ -167,7 +167,8 @@ let verifyCommand = Command(
     options: [jsonOption,
               OptionSpec(names: ["--warnings"], takesValue: true,
                          help: "'error': exit 1 also on VALID_WITH_WARNINGS (digidoc-tool's --warnings=error); 'warning' or 'ignore' (default): exit 0"),
-              OptionSpec(names: ["--notify"], takesValue: false, help: "also show the result as a desktop notification (the file manager's Verify action)")],
+              OptionSpec(names: ["--notify"], takesValue: false, help: "also show the result as a desktop notification (the file manager's Verify action)"),
+              OptionSpec(names: ["--report"], takesValue: true, help: "also write the result to FILE as an ETSI TS 119 102-2 validation report (XML)")],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         if arguments.positionals.count > 1 { throw UsageError("verify takes one CONTAINER") }

@@ -3,7 +3,7 @@
 # package (its helpers are used only when they are there).
 
 # The settings -o takes (as 'asicfs --help' lists them), and mount's own options.
-_asicfs_settings="tsa-url= ocsp-url= profile= tsl= tsl-cert= tsl-signer-sha256= trust-anchors= cache-dir= demo=
+_asicfs_settings="tsa-url= ocsp-url= profile= tsl= tsl-cert= tsl-signer-sha256= ocsp-tm-policy= trust-anchors= cache-dir= demo=
  mobile-id.url= mobile-id.relying-party-uuid= mobile-id.relying-party-name= mobile-id.tls-cert= mobile-id.timeout=
  smart-id.url= smart-id.relying-party-uuid= smart-id.relying-party-name= smart-id.tls-cert= smart-id.timeout=
  remote.url= remote.tls-cert= remote.client-identity= remote.client-identity-passphrase-file= remote.username=

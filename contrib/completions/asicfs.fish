@@ -3,7 +3,7 @@ set -l commands mount umount open close create ls extract add remove sign verify
 
 # The settings -o takes (as 'asicfs --help' lists them); mount and open take mount options too.
 function __asicfs_settings
-    string split ' ' -- tsa-url= ocsp-url= profile= tsl= tsl-cert= tsl-signer-sha256= trust-anchors= cache-dir= demo= \
+    string split ' ' -- tsa-url= ocsp-url= profile= tsl= tsl-cert= tsl-signer-sha256= ocsp-tm-policy= trust-anchors= cache-dir= demo= \
         mobile-id.url= mobile-id.relying-party-uuid= mobile-id.relying-party-name= mobile-id.tls-cert= mobile-id.timeout= \
         smart-id.url= smart-id.relying-party-uuid= smart-id.relying-party-name= smart-id.tls-cert= smart-id.timeout= \
         remote.url= remote.tls-cert= remote.client-identity= remote.client-identity-passphrase-file= remote.username= \
