@@ -40,7 +40,7 @@ final class CompletionTests: CLITestCase {
             # only their output matches, not their echo).
             upto() { local chunk; while zpty -r z chunk; do out+=$chunk; [[ $out == *"$1"* ]] && return 0; done; return 1 }
             zpty z zsh -f -i
-            zpty -w z "PROMPT='%% '; fpath=(${(q)1} \$fpath); autoload -Uz compinit; compinit -u -D -d /dev/null; print __rea""dy__"
+            zpty -w z "PROMPT='%% '; fpath=(${(q)1} \$fpath); autoload -Uz compinit; compinit -u -D; print __rea""dy__"
             upto __ready__
             zpty -w z 'compadd () { local -a hits; builtin compadd -O hits "$@"; (( $#hits )) && print -r -l -- "<match>"${^hits}"</match>"; builtin compadd "$@" }'
             zpty -w z 'complete-and-tell () { _main_complete; print -r -- "<do""ne>" }; zle -C complete-and-tell complete-word complete-and-tell; bindkey "^I" complete-and-tell; print __def""ined__'
