@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 import Signing
 
 /// The text written to one open `sign/<method>`: a request may arrive in several write()s, so it
@@ -14,10 +15,21 @@ final class SignRequest: @unchecked Sendable {
         case handled
     }
 
+    /// What the write that made the request whole (its newline) prepared: the signer is made
+    /// there, so that what only making it shows (a service's list of credentials to choose from)
+    /// still fails that write.
+    struct Prepared {
+        let parameters: SigningParameters
+        let cancellation: Cancellation
+        /// A failure that is no parameter error (an unreadable file): the signing fails at the close.
+        let signer: Result<Signer, Error>
+    }
+
     let method: SigningMethod
     private let lock = NSLock()
     private var bytes: [UInt8] = []
     private var _state = State.open
+    private var _prepared: (length: Int, Prepared)?
 
     init(method: SigningMethod) { self.method = method }
 
@@ -40,6 +52,16 @@ final class SignRequest: @unchecked Sendable {
             bytes += buffer
             return Self.decode(bytes)
         }
+    }
+
+    /// Keeps what the write that made `length` bytes whole prepared.
+    func keep(_ prepared: Prepared) {
+        lock.withLock { _prepared = (bytes.count, prepared) }
+    }
+
+    /// What was prepared, if nothing was written after it.
+    var prepared: Prepared? {
+        lock.withLock { _prepared.flatMap { $0.length == bytes.count ? $0.1 : nil } }
     }
 
     /// The whole request, at close: text, or nil when it is not UTF-8.

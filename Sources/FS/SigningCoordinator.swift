@@ -99,6 +99,7 @@ final class SigningCoordinator: @unchecked Sendable {
                 try checkStartable(method, besides: ObjectIdentifier(request))
                 pending[ObjectIdentifier(request)] = method
             }
+            if complete { request.keep(try prepare(method, parameters)) }
         } catch {
             condition.withLock {
                 request.state = .refused
@@ -108,6 +109,23 @@ final class SigningCoordinator: @unchecked Sendable {
             let code = (error as? FileSystemError)?.code ?? EINVAL
             throw fileSystem.failure(code, (error as? FileSystemError)?.description ?? "\(error)")
         }
+    }
+
+    /// Makes the signer of a whole request (this reads its files, may ask for a secret through
+    /// pinentry, may ask a service which keys it has): a parameter error fails the write; any
+    /// other failure is the signing's, reported once the request is taken.
+    private func prepare(_ method: SigningMethod, _ parameters: SigningParameters) throws -> SignRequest.Prepared {
+        let cancellation = Cancellation()
+        let signer: Result<Signer, Error>
+        do {
+            signer = .success(try method.signer(parameters, context: SignerContext(environment: environment, cancellation: cancellation,
+                                                                                   commandLine: false)))
+        } catch let error as SigningParameterError {
+            throw error
+        } catch {
+            signer = .failure(error)
+        }
+        return SignRequest.Prepared(parameters: parameters, cancellation: cancellation, signer: signer)
     }
 
     /// What a write can tell about starting a signing now (the caller holds `condition`): none
@@ -147,6 +165,7 @@ final class SigningCoordinator: @unchecked Sendable {
             }
             return
         }
+        let prepared = request.prepared
         let parameters: SigningParameters
         do {
             guard let text = request.text else { throw SigningParameterError("\(method.rawValue): the request is not UTF-8 text") }
@@ -154,13 +173,13 @@ final class SigningCoordinator: @unchecked Sendable {
                 _ = try? cancel(method)
                 return
             }
-            parameters = try method.parse(text)
+            parameters = try prepared?.parameters ?? method.parse(text)
             try parameters.checkForMount(method: method.rawValue)
         } catch {
             return refuseAtClose(id, method, "\(error)")
         }
 
-        let cancellation = Cancellation()
+        let cancellation = prepared?.cancellation ?? Cancellation()
         let refusal: String? = condition.withLock {
             pending[id] = nil
             do {
@@ -181,8 +200,9 @@ final class SigningCoordinator: @unchecked Sendable {
         let signer: Signer
         let snapshot: Container
         do {
-            signer = try method.signer(parameters, context: SignerContext(environment: environment, cancellation: cancellation,
-                                                                          commandLine: false))
+            signer = try prepared?.signer.get()
+                ?? method.signer(parameters, context: SignerContext(environment: environment, cancellation: cancellation,
+                                                                    commandLine: false))
             snapshot = try fileSystem.snapshotForSigning()
         } catch {
             // The signer could not be made (unreadable file, wrong passphrase), or a file is still
