@@ -45,6 +45,8 @@ let mountCommand = Command(
       key=value      a setting (see asicfs --help); anything else is passed to libfuse,
                      except what only fstab and mount(8) use (defaults, noauto, auto, user,
                      users, nouser, owner, nofail, _netdev, comment=..., x-...), which is ignored
+    Options are checked before anything is mounted: one libfuse does not take either is named
+    with the closest setting or option (exit status 2), and so is a setting naming a missing file.
     mount(8) and fstab work too: mount -t fuse.asicfs CONTAINER MOUNTPOINT -o OPTIONS, or
       /home/me/contract.asice  /home/me/contract  fuse.asicfs  noauto,user  0 0
     run "asicfs CONTAINER MOUNTPOINT -o OPTIONS" (through mount.fuse3), which is this command.
@@ -81,6 +83,9 @@ let mountCommand = Command(
             default: request.fuseOptions.append(option)
             }
         }
+        // Checked before anything is mounted: a typo gets a suggestion, a setting's missing file is named.
+        if let unknown = FuseOptionCheck.refused(request.fuseOptions).first { throw UsageError(MountOptions.unknown(unknown)) }
+        if let missing = context.configuration.missingFiles().first { throw UsageError(missing) }
         if !mountsOverAnything {
             // A mount point that holds the container is refused for that, not for being full.
             try MountPointCheck.refuseHidingItsOwnContainer(request.container, request.mountpoint)
@@ -205,5 +210,19 @@ enum MountOptions {
 
     static func isFstabOnly(_ option: String) -> Bool {
         fstabOnly.contains(option) || option.hasPrefix("x-") || option.hasPrefix("comment=")
+    }
+
+    /// The options `mount` itself reads (see its help).
+    static let own: Set<String> = ["ro", "rw", "nonempty", "create", "open-containers", "allow_other", "debug", "umask"]
+
+    /// An option neither asicfs nor libfuse takes: named, with the setting or option it is closest to.
+    static func unknown(_ option: String) -> String {
+        let name = String(option.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        let known = own.union(Configuration.knownKeys)
+        let shown = PrintableText.escaped(option)
+        if let closest = Suggestion.closest(to: name, among: known) {
+            return "unknown mount option '\(shown)'; did you mean '\(closest)'?"
+        }
+        return "unknown mount option '\(shown)' (settings: asicfs --help)"
     }
 }

@@ -1,0 +1,51 @@
+import Foundation
+import TestTools
+import XCTest
+
+/// `asicfs mount -o …` checks its options before anything is mounted: one libfuse does not take
+/// is named with the setting or option it is closest to (usage error, exit status 2), not
+/// libfuse's internal option string; a setting naming a file that is not there is refused too.
+final class MountOptionCheckTests: XCTestCase {
+    func mountable() throws -> MountFixture {
+        let fixture = try MountFixture(self)
+        try writeFile(Array("alpha\n".utf8), fixture.folder + "/a.txt")
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", fixture.container, fixture.folder + "/a.txt"]).status, 0)
+        return fixture
+    }
+
+    func mount(_ fixture: MountFixture, _ option: String) throws -> Shell.Output {
+        try Shell.run("/bin/sh", ["-c", "cd '\(fixture.folder)' && exec '\(MountFixture.binary)' mount container.asice mnt -o '\(option)'"])
+    }
+
+    /// (Before: exit 1, "fuse: unknown option(s)" and "invalid mount options: fsname=…,tsll=none".)
+    func testAMistypedOptionIsNamedWithASuggestion() throws {
+        let fixture = try mountable()
+        let typo = try mount(fixture, "tsll=none")
+        XCTAssertEqual(typo.status, 2, typo.stderr)
+        XCTAssertTrue(typo.stderr.hasPrefix("asicfs: unknown mount option 'tsll=none'; did you mean 'tsl'?"), typo.stderr)
+        XCTAssertFalse(typo.stderr.contains("fsname="), typo.stderr)
+        XCTAssertFalse(typo.stderr.contains("fuse:"), typo.stderr)
+        let option = try mount(fixture, "allow_othr")
+        XCTAssertEqual(option.status, 2, option.stderr)
+        XCTAssertTrue(option.stderr.hasPrefix("asicfs: unknown mount option 'allow_othr'; did you mean 'allow_other'?"), option.stderr)
+        XCTAssertFalse(fixture.isMounted)
+
+        // What libfuse takes still passes through.
+        try fixture.mount(["noatime", "kernel_cache"])
+        XCTAssertEqual(try readFile(fixture.path("a.txt")), Array("alpha\n".utf8))
+        try fixture.unmount()
+    }
+
+    /// (Before: mounted; the missing trusted list showed only at the first validation.)
+    func testATrustedListThatIsNotThereIsRefusedBeforeMounting() throws {
+        let fixture = try mountable()
+        let bogus = try mount(fixture, "tsl=bogus")
+        XCTAssertEqual(bogus.status, 2, bogus.stderr)
+        XCTAssertTrue(bogus.stderr.hasPrefix("asicfs: setting tsl: \(fixture.folder)/bogus does not exist (tsl takes a file, an http(s) URL, test or none)"),
+                      bogus.stderr)
+        let typo = try mount(fixture, "tsl=tset")
+        XCTAssertEqual(typo.status, 2, typo.stderr)
+        XCTAssertTrue(typo.stderr.contains("; did you mean 'test'?"), typo.stderr)
+        XCTAssertFalse(fixture.isMounted)
+    }
+}
