@@ -137,7 +137,7 @@ public final class RemoteSigner: Signer, SignerFactory {
         guard let source = SecretSource.choose(descriptor: pinDescriptor, configuration: context.configuration,
                                                terminalAllowed: context.commandLine) else {
             throw RemoteFailure.error(context.commandLine
-                ? "no way to ask for the PIN: no pinentry program (setting pinentry) and no terminal; give pin-fd=N"
+                ? "no way to ask for the PIN (\(SecretSource.noPrompt)); give pin-fd=N"
                 : "no way to ask for the PIN in a mount: install pinentry (or set pinentry = PROGRAM)")
         }
         let label = info.pin?.label.map(RemoteFailure.printable) ?? "PIN"
