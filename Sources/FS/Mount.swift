@@ -59,8 +59,11 @@ public enum Mounter {
         if browsing && request.createIfMissing {
             throw ContainerError.refused("-o create makes a container, but \(request.container) is a folder (browse mode needs no -o create)")
         }
-        if request.createIfMissing, access(request.container, F_OK) != 0 {
+        // An empty file is made a container too, as `asicfs create` does (`touch x.asice` first is common).
+        let emptyFile = containerStatus.st_mode & S_IFMT == S_IFREG && containerStatus.st_size == 0
+        if request.createIfMissing, access(request.container, F_OK) != 0 || emptyFile {
             try Container.create(at: request.container, files: [])
+            _ = stat(request.container, &containerStatus)
         }
         guard let containerPath = realpath(request.container, nil) else {
             throw ContainerError.io(path: request.container, operation: "cannot open", errno: errno)

@@ -48,4 +48,19 @@ final class MountOptionCheckTests: XCTestCase {
         XCTAssertTrue(typo.stderr.contains("; did you mean 'test'?"), typo.stderr)
         XCTAssertFalse(fixture.isMounted)
     }
+
+    /// `-o create` takes an empty file (`touch x.asice`) as `asicfs create` does. (Before: "not a
+    /// valid ZIP file: the file is empty (0 bytes)", exit status 1.)
+    func testCreateMakesAContainerOfAnEmptyFileAsCreateDoes() throws {
+        let fixture = try MountFixture(self)
+        try writeFile([], fixture.container)
+        try fixture.mount(["create"])
+        try writeFile(Array("new\n".utf8), fixture.path("n.txt"))
+        try fixture.unmount()
+        XCTAssertEqual(try containerContents(fixture.container)["n.txt"], Array("new\n".utf8))
+        let other = try MountFixture(self)
+        try writeFile([], other.container)
+        XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", other.container]).status, 0)
+        XCTAssertEqual(try containerContents(other.container), [:])
+    }
 }
