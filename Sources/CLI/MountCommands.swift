@@ -34,7 +34,8 @@ let mountCommand = Command(
     asicfs(1)).
 
     Mount options (-o, comma-separated or repeated):
-      ro             read-only mount
+      ro             read-only mount (also, with a notice, when the container cannot be
+                     written where it is: read-only storage, no right to write there)
       nonempty       mount on a folder that is not empty or has a mount on it already
                      (refused otherwise: the mount would hide what is there)
       create         create an empty container if CONTAINER does not exist
@@ -86,6 +87,14 @@ let mountCommand = Command(
         // Checked before anything is mounted: a typo gets a suggestion, a setting's missing file is named.
         if let unknown = FuseOptionCheck.refused(request.fuseOptions).first { throw UsageError(MountOptions.unknown(unknown)) }
         if let missing = context.configuration.missingFiles().first { throw UsageError(missing) }
+        // Read-only storage (or no right to write there): mounted read-only with a notice, as
+        // `asicfs open` does, not a failure that never says -o ro.
+        var isFolder: ObjCBool = false
+        if !request.readOnly, FileManager.default.fileExists(atPath: request.container, isDirectory: &isFolder),
+           let reason = OpenAttempt.unwritableReason(request.container, isFolder: isFolder.boolValue) {
+            Terminal.error("\(reason): mounting it read-only (-o ro)")
+            request.readOnly = true
+        }
         if !mountsOverAnything {
             // A mount point that holds the container is refused for that, not for being full.
             try MountPointCheck.refuseHidingItsOwnContainer(request.container, request.mountpoint)

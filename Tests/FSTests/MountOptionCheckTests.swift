@@ -63,4 +63,27 @@ final class MountOptionCheckTests: XCTestCase {
         XCTAssertEqual(try Shell.run(MountFixture.binary, ["create", "-q", other.container]).status, 0)
         XCTAssertEqual(try containerContents(other.container), [:])
     }
+
+    /// A container on read-only storage (a read-only bind mount), mounted without -o ro: mounted
+    /// read-only with a notice, as `asicfs open` does. (Before: exit status 1, "cannot create
+    /// …asicfs-spool…: Read-only file system", with no word of -o ro.)
+    func testAContainerOnReadOnlyStorageIsMountedReadOnlyWithANotice() throws {
+        let fixture = try mountable()
+        let readOnly = fixture.folder + "/ro"
+        try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: true)
+        XCTAssertEqual(try Shell.run("/usr/bin/mount", ["--bind", fixture.folder, readOnly]).status, 0)
+        addTeardownBlock { _ = try? Shell.run("/usr/bin/umount", ["-l", readOnly]) }
+        let remounted = try Shell.run("/usr/bin/mount", ["-o", "remount,bind,ro", readOnly])
+        XCTAssertEqual(remounted.status, 0, remounted.stderr)
+
+        try fixture.mount(container: readOnly + "/container.asice")
+        XCTAssertTrue(fixture.stderrText.contains("\(readOnly)/container.asice cannot be written (Read-only file system): "
+            + "mounting it read-only (-o ro)"), fixture.stderrText)
+        XCTAssertEqual(try readFile(fixture.path("a.txt")), Array("alpha\n".utf8))
+        let write = try Shell.run("/bin/sh", ["-c", "echo x > '\(fixture.path("b.txt"))'"])
+        XCTAssertTrue(write.stderr.contains("Read-only file system"), write.stderr)
+        let state = try String(contentsOfFile: fixture.path(".asicfs/container"), encoding: .utf8)
+        XCTAssertTrue(state.contains("state: read-only"), state)
+        try fixture.unmount()
+    }
 }
