@@ -92,7 +92,7 @@ let mountCommand = Command(
         var isFolder: ObjCBool = false
         if !request.readOnly, FileManager.default.fileExists(atPath: request.container, isDirectory: &isFolder),
            let reason = OpenAttempt.unwritableReason(request.container, isFolder: isFolder.boolValue) {
-            Terminal.error("\(reason): mounting it read-only (-o ro)")
+            request.notice = "\(reason): mounting it read-only (-o ro)"
             request.readOnly = true
         }
         if !mountsOverAnything {

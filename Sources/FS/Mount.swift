@@ -17,6 +17,9 @@ public struct MountRequest: Sendable {
     public var umask: UInt16 = 0
     /// Browse mode: how many containers stay open at once (idle ones beyond it are closed).
     public var openContainers = BrowseFileSystem.defaultOpenContainers
+    /// Said on stderr once every check has passed, just before mounting ("… cannot be written:
+    /// mounting it read-only"): a mount refused for another reason says only that reason.
+    public var notice: String?
     /// Other `-o` options, handed to libfuse unchanged.
     public var fuseOptions: [String] = []
     /// The settings (config file and `-o key=value`): services and trust for signing and validation.
@@ -126,6 +129,7 @@ public enum Mounter {
         fuse_opt_free_args(&args)
         arguments = []
         defer { fuse_destroy(fuse) }
+        if let notice = request.notice { FileHandle.standardError.write(Data("asicfs: \(PrintableText.escaped(notice))\n".utf8)) }
         guard StandardStreams.whileHelpersStart({ fuse_mount(fuse, request.mountpoint) }) == 0 else {
             throw ContainerError.refused("cannot mount on \(request.mountpoint)")
         }
