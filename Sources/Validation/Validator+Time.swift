@@ -43,7 +43,7 @@ extension Validator {
             report.add(.invalid, "timestamp", "the time-stamp was signed by a certificate that is not for time-stamping")
         }
         guard let trust else {
-            report.add(.indeterminate, "no-trust", "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+            report.add(.indeterminate, "no-trust", noTrust)
             return
         }
         if case .untrusted(let why) = trust.timeStampAuthority(tsa, intermediates: token.certificates + others, at: token.genTime) {
@@ -132,7 +132,7 @@ extension Validator {
                                    "the OCSP responder \(responder.commonName ?? responder.subjectLine) is not trusted at \(ISOTime.string(producedAt)): \(why)")
                     }
                 } else {
-                    report.add(.indeterminate, "no-trust", "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+                    report.add(.indeterminate, "no-trust", noTrust)
                 }
             }
             return OCSPOutcome(response: response, responder: responder)

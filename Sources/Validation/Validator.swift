@@ -15,6 +15,11 @@ public final class Validator: @unchecked Sendable {
     /// A time-mark OCSP responder certificate carries this policy (BDOC 2.1).
     static let timeMarkResponderPolicy = "1.3.6.1.4.1.10015.4.1.2"
 
+    /// Why nothing is trusted: none is configured, or what is configured could not be loaded.
+    var noTrust: String {
+        trustProblem.map { "no trust is available: \($0)" } ?? "no trust is configured: set tsl or trust-anchors"
+    }
+
     public init(trust: TrustAuthority?, trustProblem: String? = nil) {
         self.trust = trust
         self.trustProblem = trustProblem
@@ -235,7 +240,7 @@ public final class Validator: @unchecked Sendable {
     func checkSignerTrust(_ certificate: Certificate, others: [Certificate], at time: Date, when: String,
                           _ report: inout SignatureReport) {
         guard let trust else {
-            report.add(.indeterminate, "no-trust", "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+            report.add(.indeterminate, "no-trust", noTrust)
             return
         }
         if case .untrusted(let why) = trust.signerIssuer(of: certificate, intermediates: others, at: time) {
