@@ -82,6 +82,29 @@ final class MountSignRequestTests: XCTestCase {
         try fixture.unmount()
     }
 
+    /// A whole request written and its file still open: nothing runs yet (status/current says it
+    /// waits for the close); the close starts it. (The write started the signing.)
+    func testTheSigningStartsWhenTheFileIsClosed() throws {
+        let fixture = try mounted()
+        let m = fixture.mountpoint
+        let request = "file=\(try services.pki.signerP12) passphrase-file=\(try passphraseFile())\n"
+        let held = try Shell.python("""
+            import os, sys
+            fd = os.open(sys.argv[1] + "/.asicfs/sign/pkcs12", os.O_WRONLY | os.O_TRUNC)
+            os.write(fd, sys.argv[2].encode())
+            print(open(sys.argv[1] + "/.asicfs/status/current").read(), end="")
+            print(len(os.listdir(sys.argv[1] + "/.asicfs/signatures")))
+            os.close(fd)
+            """, [m, request])
+        XCTAssertEqual(held.status, 0, held.stderr)
+        XCTAssertEqual(held.stdout, "requested: the pkcs12 signing starts when its request file is closed\n0\n")
+        let wait = try Shell.run("/bin/cat", [m + "/.asicfs/status/wait"])
+        XCTAssertEqual(wait.status, 0, wait.stdout + wait.stderr)
+        XCTAssertTrue(wait.stdout.hasPrefix("done: signed: "), wait.stdout)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs/signatures").count, 1)
+        try fixture.unmount()
+    }
+
     /// What a write can know fails that write with EINVAL and says why: a relative path (the
     /// daemon does not share the writer's folder), the remote service's address not set, an
     /// empty container, an unknown parameter already ended by a space. Nothing starts.
