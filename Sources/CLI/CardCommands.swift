@@ -75,7 +75,7 @@ struct CardArguments {
         let descriptor = try values.descriptor(key, method: "card", commandLine: true, asking: "it")
         guard let source = SecretSource.choose(descriptor: descriptor, configuration: configuration,
                                                terminalAllowed: true) else {
-            throw UsageError("no way to ask for the PIN: no pinentry program (setting pinentry) and no terminal; give \(key)=N")
+            throw UsageError("no way to ask for the PIN (\(SecretSource.noPrompt)); give \(key)=N")
         }
         return source
     }

@@ -38,16 +38,18 @@ let addCommand = Command(
     Each FILE is stored under its base name; with -r a FILE may be a folder, stored with
     everything under it as FOLDER/SUB/NAME (as a mount shows folders). A name that is already in the container is an
     error unless --replace is given. A signed container cannot be changed. The container is
-    replaced atomically: if anything fails it stays exactly as it was.
+    replaced atomically: if anything fails it stays exactly as it was. A write-protected
+    container (chmod a-w) is refused, as zip does, unless --force.
     """,
     options: [SourceFiles.recursiveOption,
               OptionSpec(names: ["--replace"], takesValue: false, help: "replace data files of the same name"),
               OptionSpec(names: ["--mime"], takesValue: true, help: "media type of the files added (instead of a guess from the name)"),
-              jsonOption],
+              WriteProtection.forceOption, jsonOption],
     run: { arguments, context in
         try requirePositionals(arguments, atLeast: 2, "FILE to add")
         let path = arguments.positionals[0]
         let mediaType = try arguments.value("--mime").map(checkedMediaType)
+        try WriteProtection.check(path, force: arguments.has("--force"))
         let lock = try lockForChange(path)
         defer { lock.release() }
         let files = try SourceFiles.expand(Array(arguments.positionals.dropFirst()), recursive: arguments.has("--recursive"),
@@ -83,9 +85,12 @@ let removeCommand = Command(
     signature N (counted from 0, as 'asicfs verify' numbers them) is removed instead, with its
     signature file (as digidoc-tool remove --signature does); the data files stay. A signature
     file that holds several signatures is removed only whole, so such a signature is refused.
+    A write-protected container (chmod a-w) is refused, as zip does, unless --force.
     """,
-    options: [OptionSpec(names: ["--signature"], takesValue: true, help: "remove signature N (from 0) instead of data files"), jsonOption],
+    options: [OptionSpec(names: ["--signature"], takesValue: true, help: "remove signature N (from 0) instead of data files"),
+              WriteProtection.forceOption, jsonOption],
     run: { arguments, context in
+        if let path = arguments.positionals.first { try WriteProtection.check(path, force: arguments.has("--force")) }
         if let index = arguments.value("--signature") {
             try requirePositionals(arguments, atLeast: 1, "CONTAINER")
             if arguments.positionals.count > 1 { throw UsageError("remove --signature takes CONTAINER only, not data file names") }

@@ -34,7 +34,8 @@ let mountCommand = Command(
     asicfs(1)).
 
     Mount options (-o, comma-separated or repeated):
-      ro             read-only mount
+      ro             read-only mount (also, with a notice, when the container cannot be
+                     written where it is: read-only storage, no right to write there)
       nonempty       mount on a folder that is not empty or has a mount on it already
                      (refused otherwise: the mount would hide what is there)
       create         create an empty container if CONTAINER does not exist
@@ -46,6 +47,8 @@ let mountCommand = Command(
       key=value      a setting (see asicfs --help); anything else is passed to libfuse,
                      except what only fstab and mount(8) use (defaults, noauto, auto, user,
                      users, nouser, owner, nofail, _netdev, comment=..., x-...), which is ignored
+    Options are checked before anything is mounted: one libfuse does not take either is named
+    with the closest setting or option (exit status 2), and so is a setting naming a missing file.
     mount(8) and fstab work too: mount -t fuse.asicfs CONTAINER MOUNTPOINT -o OPTIONS, or
       /home/me/contract.asice  /home/me/contract  fuse.asicfs  noauto,user  0 0
     run "asicfs CONTAINER MOUNTPOINT -o OPTIONS" (through mount.fuse3), which is this command.
@@ -81,6 +84,17 @@ let mountCommand = Command(
             case _ where MountOptions.isFstabOnly(option): continue
             default: request.fuseOptions.append(option)
             }
+        }
+        // Checked before anything is mounted: a typo gets a suggestion, a setting's missing file is named.
+        if let unknown = FuseOptionCheck.refused(request.fuseOptions).first { throw UsageError(MountOptions.unknown(unknown)) }
+        if let missing = context.configuration.missingFiles().first { throw UsageError(missing) }
+        // Read-only storage (or no right to write there): mounted read-only with a notice, as
+        // `asicfs open` does, not a failure that never says -o ro.
+        var isFolder: ObjCBool = false
+        if !request.readOnly, FileManager.default.fileExists(atPath: request.container, isDirectory: &isFolder),
+           let reason = OpenAttempt.unwritableReason(request.container, isFolder: isFolder.boolValue) {
+            request.notice = "\(reason): mounting it read-only (-o ro)"
+            request.readOnly = true
         }
         if !mountsOverAnything {
             // A mount point that holds the container is refused for that, not for being full.
@@ -206,5 +220,19 @@ enum MountOptions {
 
     static func isFstabOnly(_ option: String) -> Bool {
         fstabOnly.contains(option) || option.hasPrefix("x-") || option.hasPrefix("comment=")
+    }
+
+    /// The options `mount` itself reads (see its help).
+    static let own: Set<String> = ["ro", "rw", "nonempty", "create", "open-containers", "allow_other", "debug", "umask"]
+
+    /// An option neither asicfs nor libfuse takes: named, with the setting or option it is closest to.
+    static func unknown(_ option: String) -> String {
+        let name = String(option.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        let known = own.union(Configuration.knownKeys)
+        let shown = PrintableText.escaped(option)
+        if let closest = Suggestion.closest(to: name, among: known) {
+            return "unknown mount option '\(shown)'; did you mean '\(closest)'?"
+        }
+        return "unknown mount option '\(shown)' (settings: asicfs --help)"
     }
 }

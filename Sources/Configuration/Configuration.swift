@@ -95,6 +95,25 @@ public struct Configuration: Sendable, Equatable {
         return !items.isEmpty && items.allSatisfy(isOID) ? items : nil
     }
 
+    /// Settings naming a file that is not there, one message each: a mount checks them before
+    /// mounting (its daemon would find out only at the first validation or signing). Not the
+    /// cache folder (made when needed), nor trust-anchors and tsl-cert (read, and refused with
+    /// their own message, when the mount sets up its trust).
+    public func missingFiles() -> [String] {
+        Self.pathKeys.subtracting(["cache-dir", "trust-anchors", "tsl-cert"]).sorted().compactMap { key in
+            guard let value = values[key], !value.isEmpty, !value.contains("://"),
+                  !(key == "tsl" && (value == "none" || value == "test")),
+                  !FileManager.default.fileExists(atPath: value) else { return nil }
+            var message = "setting \(key): \(value) does not exist"
+            if key == "tsl" {
+                let word = String(value.split(separator: "/").last ?? "")
+                message += " (tsl takes a file, an http(s) URL, test or none)"
+                if let closest = Suggestion.closest(to: word, among: ["test", "none"]) { message += "; did you mean '\(closest)'?" }
+            }
+            return message
+        }
+    }
+
     /// Parses config-file text: one `key = value` a line; a line starting with `#` is a comment
     /// (a `#` inside a value, as in a URL, is kept); blank lines and CR LF line ends are fine.
     public mutating func load(text: String, origin: String, relativeTo base: String? = nil,

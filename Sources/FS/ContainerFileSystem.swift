@@ -82,8 +82,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
             case stored(EntryReader, name: String)
             case spooled(Spool)
             case control(ControlFile, [UInt8])
-            /// `sign/<method>` opened for writing: every write is a request.
-            case signRequest(SigningMethod)
+            /// `sign/<method>` opened for writing: the request written, taken at its close.
+            case signRequest(SignRequest)
             /// `signatures/<n>-<NAME>/remove` opened for writing, in the listing of `generation`;
             /// reading shows `usage`.
             case removeRequest(folder: String, generation: UInt64, usage: [UInt8])
@@ -278,6 +278,16 @@ public final class ContainerFileSystem: @unchecked Sendable {
         }
     }
 
+    /// A data file still open for writing, if any: a signing cannot start until it is closed.
+    var fileOpenForWriting: String? {
+        lock.withLock {
+            order.first { name in
+                if case .spooled(let spool) = view[name] { return spool.writers > 0 }
+                return false
+            }
+        }
+    }
+
     /// The snapshot a signing signs (the caller holds the claim): pending changes are committed
     /// first, so the signature covers exactly what the mount shows. Refused (EBUSY, EIO) when
     /// some change cannot be committed: a file still open for writing, a failed write or save.
@@ -437,7 +447,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
             switch file {
             case .sign(let method) where wantsWrite:
                 if readOnly { throw FileSystemError(EROFS) }
-                return register(Handle(source: .signRequest(method), writable: true), keepCache: false, directIO: true)
+                return register(Handle(source: .signRequest(SignRequest(method: method)), writable: true), keepCache: false,
+                                directIO: true)
             case .signature(_, .remove) where wantsWrite:
                 if readOnly { throw FileSystemError(EROFS) }
                 let (folder, generation) = control.signatureFolder(of: name)
@@ -647,7 +658,7 @@ public final class ContainerFileSystem: @unchecked Sendable {
             }
         case .spooled(let spool): return try lock.withLock { try spool.read(into: buffer, at: offset) }
         case .control(_, let bytes): return Self.copy(bytes, into: buffer, at: offset)
-        case .signRequest(let method): return Self.copy(Array(method.usage.utf8), into: buffer, at: offset)
+        case .signRequest(let request): return Self.copy(Array(request.method.usage.utf8), into: buffer, at: offset)
         case .removeRequest(_, _, let usage): return Self.copy(usage, into: buffer, at: offset)
         case .wait(let state):
             let (bytes, failed) = try state.result {
@@ -674,8 +685,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     public func write(_ id: UInt64, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {
         let handle = try handle(id)
-        if case .signRequest(let method) = handle.source {
-            try signing.request(method, buffer)
+        if case .signRequest(let request) = handle.source {
+            try signing.write(request, buffer, at: offset)
             return buffer.count
         }
         if case .removeRequest(let folder, let generation, _) = handle.source {
@@ -733,9 +744,11 @@ public final class ContainerFileSystem: @unchecked Sendable {
 
     /// The last close of a handle: a finished write becomes eligible for the next commit.
     public func release(_ id: UInt64) {
+        var closedRequest: SignRequest?
         let wrote = lock.withLock { () -> Bool in
             guard let handle = handleLock.withLock({ handles.removeValue(forKey: id) }) else { return false }
             if case .stored(let reader, _) = handle.source { reader.close() }
+            if case .signRequest(let request) = handle.source { closedRequest = request }
             guard case .spooled(let spool) = handle.source else { return false }
             spool.opened -= 1
             if handle.writable { spool.writers -= 1 }
@@ -743,6 +756,8 @@ public final class ContainerFileSystem: @unchecked Sendable {
             return handle.writable
         }
         if wrote { scheduler?.changed() }
+        // Outside the lock: starting a signing commits pending changes.
+        if let closedRequest { signing.take(closedRequest) }
     }
 
     // MARK: - Changing the tree

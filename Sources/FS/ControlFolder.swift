@@ -424,10 +424,13 @@ final class ControlFolder: @unchecked Sendable {
     certificate pinned (mobile-id.tls-cert, smart-id.tls-cert). `echo cancel > .asicfs/sign/<method>` stops the running signing;
     unmounting stops it too (asicfs umount also when readers wait in status/wait).
     While a signing runs, `container` says so and data files cannot change.
-    The whole request is one write (echo and printf do that). Bad parameters (an unknown
-    key, a missing one) fail the write with EINVAL ("Invalid
-    argument") and status/last-error says what was wrong. A good request returns at once and
-    the signing runs in the background; a second request while one runs fails with EBUSY.
+    A request is one line, taken when the file is closed (it may come in several writes). Each
+    write checks what it can; bad parameters (an unknown key, a missing one once the line
+    has its newline, a relative path, pin-fd=, an empty container, remote.url unset) fail
+    the write with EINVAL ("Invalid argument") and status/last-error says what was wrong. A
+    fault found only at the close (no final newline) starts nothing: last-error and
+    status/wait say why. A good request returns at once and the signing runs in the
+    background once the file is closed; a second request while one runs fails with EBUSY.
     Changes not saved yet are saved first; while a file is still open for writing the request
     fails with EBUSY, and while the signing runs data files cannot change (EBUSY). A signing
     that fails leaves the container exactly as it was.

@@ -17,6 +17,9 @@ public struct MountRequest: Sendable {
     public var umask: UInt16 = 0
     /// Browse mode: how many containers stay open at once (idle ones beyond it are closed).
     public var openContainers = BrowseFileSystem.defaultOpenContainers
+    /// Said on stderr once every check has passed, just before mounting ("… cannot be written:
+    /// mounting it read-only"): a mount refused for another reason says only that reason.
+    public var notice: String?
     /// Other `-o` options, handed to libfuse unchanged.
     public var fuseOptions: [String] = []
     /// The settings (config file and `-o key=value`): services and trust for signing and validation.
@@ -59,8 +62,11 @@ public enum Mounter {
         if browsing && request.createIfMissing {
             throw ContainerError.refused("-o create makes a container, but \(request.container) is a folder (browse mode needs no -o create)")
         }
-        if request.createIfMissing, access(request.container, F_OK) != 0 {
+        // An empty file is made a container too, as `asicfs create` does (`touch x.asice` first is common).
+        let emptyFile = containerStatus.st_mode & S_IFMT == S_IFREG && containerStatus.st_size == 0
+        if request.createIfMissing, access(request.container, F_OK) != 0 || emptyFile {
             try Container.create(at: request.container, files: [])
+            _ = stat(request.container, &containerStatus)
         }
         guard let containerPath = realpath(request.container, nil) else {
             throw ContainerError.io(path: request.container, operation: "cannot open", errno: errno)
@@ -128,6 +134,7 @@ public enum Mounter {
         fuse_opt_free_args(&args)
         arguments = []
         defer { fuse_destroy(fuse) }
+        if let notice = request.notice { FileHandle.standardError.write(Data("asicfs: \(PrintableText.escaped(notice))\n".utf8)) }
         guard StandardStreams.whileHelpersStart({ fuse_mount(fuse, request.mountpoint) }) == 0 else {
             throw ContainerError.refused("cannot mount on \(request.mountpoint)")
         }

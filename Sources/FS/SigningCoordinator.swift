@@ -6,11 +6,12 @@ import Signing
 /// Signings started by writing to `.asicfs/sign/<method>`: at most one at a time, each on its
 /// own background thread, followed through `status/current`, `status/<method>` and `status/wait`.
 ///
-/// A request is checked on the writer's thread: bad parameters fail the write with EINVAL. Then
-/// the mount is claimed (`ContainerFileSystem.claim`: no data file may change until the signing ends) and pending changes are committed (a file still open for
-/// writing: EBUSY). Making the signer reads its files there too, but a problem with them (a
-/// missing or unreadable PKCS#12 file, a wrong passphrase) does not fail the write: the signing
-/// ends at once as failed, which `status/wait` reports. Otherwise the session runs on the
+/// A request is checked on the writer's thread at every write (`write`): bad parameters fail the
+/// write with EINVAL. It starts when its file is closed (`take`): the mount is claimed
+/// (`ContainerFileSystem.claim`: no data file may change until the signing ends) and pending
+/// changes are committed. A problem found then (a file still open for writing, a missing or
+/// unreadable PKCS#12 file, a wrong passphrase) can fail no write: the signing ends at once as
+/// failed, which `status/wait` reports. Otherwise the session runs on the
 /// snapshot that commit produced; success switches the mount to the signed snapshot.
 ///
 /// Locking: `condition` guards everything below. Holding it, the coordinator may take the file
@@ -61,6 +62,9 @@ final class SigningCoordinator: @unchecked Sendable {
     /// Signatures made in this mount: "<signature file>#<Id>" -> method.
     private var methods: [String: SigningMethod] = [:]
     private var waiters = 0
+    /// Requests written and not closed yet (`SignRequest`s): they start at their close, so
+    /// `status/wait` waits for them as for a running signing.
+    private var pending: [ObjectIdentifier: SigningMethod] = [:]
     private let threads = DispatchGroup()
 
     init(fileSystem: ContainerFileSystem, environment: SignatureEnvironment) {
@@ -70,26 +74,124 @@ final class SigningCoordinator: @unchecked Sendable {
 
     // MARK: - Starting
 
-    /// One write to `sign/<method>`: the whole request. Throws (EINVAL, EBUSY, ...) when it is
-    /// refused; returns once the signing runs in the background, or has already failed (a
-    /// passphrase that does not open the file, say), which `status/wait` then reports.
-    func request(_ method: SigningMethod, _ bytes: UnsafeRawBufferPointer) throws {
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw fileSystem.failure(EINVAL, "\(method.rawValue): the request is not UTF-8 text")
+    /// One write to `sign/<method>`: adds to `request` and checks it as far as it goes, so that a
+    /// mistake fails the write that made it (EINVAL, EBUSY; the reason in `status/last-error`).
+    /// A request that ends with a newline is checked whole; before that, the parameters already
+    /// ended by white space. Nothing starts here: `take` starts the signing when the file is
+    /// closed. `cancel` (a whole line) stops the running signing of the method at once.
+    func write(_ request: SignRequest, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        let method = request.method
+        guard request.state == .open else {
+            throw fileSystem.failure(EINVAL, "\(method.rawValue): this request was refused or done with already; open the file again")
         }
-        if text.trimmingCharacters(in: .whitespacesAndNewlines) == "cancel" { return try cancel(method) }
-        let parameters: SigningParameters
-        do { parameters = try method.parse(text) } catch { throw fileSystem.failure(EINVAL, "\(error)") }
-
-        let cancellation = Cancellation()
-        try condition.withLock {
-            if let running {
-                throw fileSystem.failure(EBUSY, "cannot start a \(method.rawValue) signing: a \(running.method.rawValue) signing is "
-                    + "already running (see .asicfs/status/current; cat .asicfs/status/wait waits for it to end)")
+        do {
+            let (text, complete) = try request.append(bytes, at: offset)
+            guard let text else { throw SigningParameterError("\(method.rawValue): the request is not UTF-8 text") }
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if complete, trimmed == "cancel" {
+                request.state = .handled
+                return try cancel(method)
             }
-            try fileSystem.claim("a \(method.rawValue) signing is running", for: "start a \(method.rawValue) signing")
-            running = Running(method: method, state: "signing: starting", cancellation: cancellation)
+            if !complete, !trimmed.isEmpty, "cancel".hasPrefix(trimmed) { return }
+            let parameters = complete ? try method.parse(text) : try method.checkBeginning(text)
+            try parameters.checkForMount(method: method.rawValue)
+            try condition.withLock {
+                try checkStartable(method, besides: ObjectIdentifier(request))
+                pending[ObjectIdentifier(request)] = method
+            }
+            if complete { request.keep(try prepare(method, parameters)) }
+        } catch {
+            condition.withLock {
+                request.state = .refused
+                pending[ObjectIdentifier(request)] = nil
+                condition.broadcast()
+            }
+            let code = (error as? FileSystemError)?.code ?? EINVAL
+            throw fileSystem.failure(code, (error as? FileSystemError)?.description ?? "\(error)")
         }
+    }
+
+    /// Makes the signer of a whole request (this reads its files, may ask for a secret through
+    /// pinentry, may ask a service which keys it has): a parameter error fails the write; any
+    /// other failure is the signing's, reported once the request is taken.
+    private func prepare(_ method: SigningMethod, _ parameters: SigningParameters) throws -> SignRequest.Prepared {
+        let cancellation = Cancellation()
+        let signer: Result<Signer, Error>
+        do {
+            signer = .success(try method.signer(parameters, context: SignerContext(environment: environment, cancellation: cancellation,
+                                                                                   commandLine: false)))
+        } catch let error as SigningParameterError {
+            throw error
+        } catch {
+            signer = .failure(error)
+        }
+        return SignRequest.Prepared(parameters: parameters, cancellation: cancellation, signer: signer)
+    }
+
+    /// What a write can tell about starting a signing now (the caller holds `condition`): none
+    /// runs or is requested by another open file, the container has data files and none open for
+    /// writing, the method's settings are there.
+    private func checkStartable(_ method: SigningMethod, besides request: ObjectIdentifier) throws {
+        if let running {
+            throw FileSystemError(EBUSY, "cannot start a \(method.rawValue) signing: a \(running.method.rawValue) signing is "
+                + "already running (see .asicfs/status/current; cat .asicfs/status/wait waits for it to end)")
+        }
+        if let other = pending.first(where: { $0.key != request }) {
+            throw FileSystemError(EBUSY, "cannot start a \(method.rawValue) signing: a \(other.value.rawValue) signing is "
+                + "already requested (it starts when its file is closed; cat .asicfs/status/wait waits for it to end)")
+        }
+        if fileSystem.dataFileCount == 0 {
+            throw SigningParameterError("cannot sign: the container has no data files; copy the files to sign into the mount first")
+        }
+        if let name = fileSystem.fileOpenForWriting {
+            throw FileSystemError(EBUSY, "cannot sign: '\(PrintableText.escaped(name))' is still open for writing; close it first, "
+                + "so that the signature covers its final content")
+        }
+        try method.checkSettings(environment.configuration)
+    }
+
+    /// The last close of a `sign/<method>` file: the request written to it is checked whole and
+    /// the signing starts in the background. A request refused only now (a parameter missing
+    /// from a request without a final newline) cannot fail a write any more: it ends as a failed
+    /// signing that never started (`status/wait`, `status/last-error`). An empty or refused
+    /// request starts nothing.
+    func take(_ request: SignRequest) {
+        let id = ObjectIdentifier(request)
+        let method = request.method
+        guard request.state == .open, !request.isEmpty else {
+            condition.withLock {
+                pending[id] = nil
+                condition.broadcast()
+            }
+            return
+        }
+        let prepared = request.prepared
+        let parameters: SigningParameters
+        do {
+            guard let text = request.text else { throw SigningParameterError("\(method.rawValue): the request is not UTF-8 text") }
+            if text.trimmingCharacters(in: .whitespacesAndNewlines) == "cancel" {
+                _ = try? cancel(method)
+                return
+            }
+            parameters = try prepared?.parameters ?? method.parse(text)
+            try parameters.checkForMount(method: method.rawValue)
+        } catch {
+            return refuseAtClose(id, method, "\(error)")
+        }
+
+        let cancellation = prepared?.cancellation ?? Cancellation()
+        let refusal: String? = condition.withLock {
+            pending[id] = nil
+            do {
+                try checkStartable(method, besides: id)
+                try fileSystem.claim("a \(method.rawValue) signing is running", for: "start a \(method.rawValue) signing")
+                running = Running(method: method, state: "signing: starting", cancellation: cancellation)
+                return nil
+            } catch {
+                return (error as? FileSystemError)?.description ?? "\(error)"
+            }
+        }
+        if let refusal { return refuseAtClose(id, method, refusal) }
         let name = PathText.lastComponent(of: fileSystem.containerPath)
         let notification = ReplaceableNotification("asicfs: signing \(name)", "with \(method.rawValue); see .asicfs/status/current",
                                                    configuration: environment.configuration)
@@ -98,17 +200,13 @@ final class SigningCoordinator: @unchecked Sendable {
         let signer: Signer
         let snapshot: Container
         do {
-            signer = try method.signer(parameters, context: SignerContext(environment: environment, cancellation: cancellation,
-                                                                          commandLine: false))
+            signer = try prepared?.signer.get()
+                ?? method.signer(parameters, context: SignerContext(environment: environment, cancellation: cancellation,
+                                                                    commandLine: false))
             snapshot = try fileSystem.snapshotForSigning()
-        } catch let error as SigningParameterError {
-            abandon()
-            throw fileSystem.failure(EINVAL, error.description)
-        } catch let error as FileSystemError {
-            abandon()
-            throw error
         } catch {
-            // The signer could not be made (unreadable file, wrong passphrase): a signing that failed.
+            // The signer could not be made (unreadable file, wrong passphrase), or a file is still
+            // open for writing: a signing that failed.
             finish(method, .failure(error))
             return
         }
@@ -124,6 +222,17 @@ final class SigningCoordinator: @unchecked Sendable {
         thread.start()
     }
 
+    /// A request refused at its close: no signing started, and that is how the last one ended.
+    private func refuseAtClose(_ id: ObjectIdentifier, _ method: SigningMethod, _ reason: String) {
+        condition.withLock {
+            pending[id] = nil
+            fileSystem.recordError("\(reason) (the request was refused when its file was closed; nothing was signed)")
+            last = .failed("the \(method.rawValue) request was refused: \(reason)")
+            lastOfMethod[method] = last
+            condition.broadcast()
+        }
+    }
+
     /// `echo cancel > sign/<method>`: stops the running signing of that method. It ends as a
     /// failed signing ("cancelled"), with the container unchanged; network waits stop within
     /// about a second.
@@ -133,15 +242,6 @@ final class SigningCoordinator: @unchecked Sendable {
                 throw fileSystem.failure(EINVAL, "cancel: no \(method.rawValue) signing is running")
             }
             running.cancellation.cancel()
-        }
-    }
-
-    /// A refused request was no signing: the mount is free again and the last outcome stays.
-    private func abandon() {
-        condition.withLock {
-            running = nil
-            fileSystem.release(adopting: nil)
-            condition.broadcast()
         }
     }
 
@@ -233,7 +333,12 @@ final class SigningCoordinator: @unchecked Sendable {
 
     /// `status/current`: one line.
     var currentText: String {
-        condition.withLock { (running?.state ?? last?.line ?? "idle") + "\n" }
+        condition.withLock {
+            if running == nil, let method = pending.values.first {
+                return "requested: the \(method.rawValue) signing starts when its request file is closed\n"
+            }
+            return (running?.state ?? last?.line ?? "idle") + "\n"
+        }
     }
 
     /// `status/mobile-id`, `status/smart-id`, `status/id-card`: the state of a signing with that
@@ -249,6 +354,7 @@ final class SigningCoordinator: @unchecked Sendable {
     func waitForStatus(of method: SigningMethod, stop: () -> Int32?) throws -> String {
         let lines = try condition.withLock { () -> [String] in
             try block(reading: "status/\(method.rawValue)", stop: stop) {
+                if running == nil, pending.values.contains(method) { return true }
                 guard let running, running.method == method else { return false }
                 return running.code == .pending
             }
@@ -314,7 +420,7 @@ final class SigningCoordinator: @unchecked Sendable {
     func waitForOutcome(stop: () -> Int32?) throws -> Outcome? {
         condition.lock()
         defer { condition.unlock() }
-        try block(reading: "status/wait", stop: stop) { running != nil }
+        try block(reading: "status/wait", stop: stop) { running != nil || !pending.isEmpty }
         return last
     }
 

@@ -116,7 +116,12 @@ public final class SignatureEnvironment: @unchecked Sendable {
             if let loadedTrust { return loadedTrust }
             let result = Result { () throws(TrustedListError) -> TrustStore in
                 var settings = configuredTrust.settings()
-                if let client = try? httpClient() { settings.download = TrustSettings.httpDownload(client) }
+                if let client = try? httpClient() {
+                    // On stderr: a command's progress; a detached daemon's goes nowhere.
+                    settings.download = TrustSettings.httpDownload(client) { text in
+                        FileHandle.standardError.write(Data("asicfs: \(text)\n".utf8))
+                    }
+                }
                 return try TrustStore.load(settings)
             }
             loadedTrust = result

@@ -32,6 +32,13 @@ public protocol SignerFactory {
     static func validate(_ parameters: SigningParameters) throws
     /// Makes the signer: reads files and secrets, but contacts no service yet.
     static func make(_ parameters: SigningParameters, context: SignerContext) throws -> Signer
+    /// Checks the settings the method cannot start without (a service's address), before any
+    /// request is taken; throws `SigningParameterError`.
+    static func checkSettings(_ configuration: Configuration) throws
+}
+
+extension SignerFactory {
+    public static func checkSettings(_ configuration: Configuration) throws {}
 }
 
 /// The signing methods of `.asicfs/sign/` and `asicfs sign --method`: their parameters, their
@@ -68,6 +75,17 @@ public enum SigningMethod: String, CaseIterable, Sendable {
         let parameters = try SigningParameters.parse(text, method: rawValue, allowed: parameterKeys)
         try factory.validate(parameters)
         return parameters
+    }
+
+    /// The beginning of a control-file request written in pieces: the parameters already ended
+    /// by white space are checked by name and form (`parse` checks the whole request later).
+    public func checkBeginning(_ text: String) throws -> SigningParameters {
+        try SigningParameters.parse(arguments: SigningParameters.scan(text).ended, method: rawValue, allowed: parameterKeys)
+    }
+
+    /// Checks the settings this method needs (`remote.url` for remote).
+    public func checkSettings(_ configuration: Configuration) throws {
+        try factory.checkSettings(configuration)
     }
 
     /// The same for command-line arguments, one `key=value` each, taken literally.

@@ -93,7 +93,22 @@ public struct SigningParameters: Sendable, Equatable {
     /// of quote inside it (`role="O'Brien's deputy"`); the quotes themselves are removed. There
     /// are no backslash escapes.
     static func tokens(_ text: String) throws -> [String] {
-        var tokens: [String] = []
+        let scanned = scan(text)
+        if scanned.quoteOpen { throw SigningParameterError("unbalanced quote in the parameters") }
+        return scanned.ended + (scanned.unfinished.map { [$0] } ?? [])
+    }
+
+    /// What `tokens` finds, telling the parameters already ended by white space from the last
+    /// one, which more text may still extend (a request written in pieces).
+    public struct Scan: Equatable {
+        public var ended: [String] = []
+        /// The last parameter when no white space follows it (or a quote is still open).
+        public var unfinished: String? = nil
+        public var quoteOpen = false
+    }
+
+    public static func scan(_ text: String) -> Scan {
+        var scanned = Scan()
         var current = ""
         var quote: Character? = nil
         var inToken = false
@@ -104,7 +119,7 @@ public struct SigningParameters: Sendable, Equatable {
                 quote = character
                 inToken = true
             } else if character.isWhitespace {
-                if inToken { tokens.append(current) }
+                if inToken { scanned.ended.append(current) }
                 current = ""
                 inToken = false
             } else {
@@ -112,8 +127,23 @@ public struct SigningParameters: Sendable, Equatable {
                 inToken = true
             }
         }
-        if quote != nil { throw SigningParameterError("unbalanced quote in the parameters") }
-        if inToken { tokens.append(current) }
-        return tokens
+        scanned.quoteOpen = quote != nil
+        if inToken { scanned.unfinished = current }
+        return scanned
+    }
+
+    /// In a mount: path parameters must be absolute, since the daemon does not share the writer's
+    /// working folder (`~/` is the home folder, already expanded), and descriptors (`pin-fd=`)
+    /// are the writer's, not the daemon's.
+    public func checkForMount(method: String) throws {
+        if values["pin-fd"] != nil {
+            throw SigningParameterError("\(method): pin-fd= is for the command line; in a mount pinentry asks for the PIN "
+                + "(or the reader's PIN pad takes it)")
+        }
+        for key in Self.pathKeys.sorted() {
+            guard let value = values[key], !value.hasPrefix("/") else { continue }
+            throw SigningParameterError("\(method): \(key)= takes an absolute path (starting with / or ~/) in a mount, "
+                + "not '\(PrintableText.escaped(value))': the mount does not know the writer's current folder")
+        }
     }
 }

@@ -71,24 +71,38 @@ struct TrustedListLoader {
             throw TrustedListError("trusted list \(location) is not available: it is not in \(looked.joined(separator: " or "))"
                 + " and downloading is not configured")
         }
+        let marker = UnreachableMarker(cachedCopy: cached)
         do {
-            let bytes = try download(location)
+            if let failed = marker.recent(at: settings.now) {
+                throw Unreachable(reason: "\(failed.reason) (at \(XMLDateTime.format(failed.time)); not tried again for "
+                    + "\(Int(UnreachableMarker.retryDelay / 60)) minutes: remove \(marker.path) to try now)")
+            }
+            let bytes: [UInt8]
+            do { bytes = try download(location) } catch let error as TrustedListError { throw error } catch {
+                let reason = "trusted list \(location) cannot be downloaded: \(error)"
+                marker.record(reason, at: settings.now, cacheDir: settings.cacheDir)
+                throw Unreachable(reason: reason)
+            }
+            marker.clear()
             let list = try TrustedList.verified(bytes, source: location, allowedSigners: allowedSigners)
             store(bytes, at: cached)
             return list
         } catch {
-            let reason = (error as? TrustedListError)?.description ?? "trusted list \(location) cannot be downloaded: \(error)"
+            let reason = (error as? TrustedListError)?.description ?? (error as? Unreachable)?.reason ?? "\(error)"
             guard let cachedList else {
                 // No usable copy: most likely no network yet (the first run offline), unless a
                 // copy was there and refused, which is then the story to tell as well.
                 let refusedCopy = cacheProblem.map { "; the cached copy is not used: \($0.description)" } ?? ""
-                throw TrustedListError((error is TrustedListError ? reason : "trusted lists could not be loaded (offline?): \(reason)")
+                throw TrustedListError((error is TrustedListError ? reason : "the trusted list could not be downloaded (offline?): \(reason)")
                     + refusedCopy)
             }
             warnings.append("\(reason); the cached copy \(cached) is used instead")
             return cachedList
         }
     }
+
+    /// A download that failed for want of the network (now, or remembered by `UnreachableMarker`).
+    private struct Unreachable: Error { let reason: String }
 
     private func readLocal(_ path: String, allowedSigners: ListSigners) throws(TrustedListError) -> TrustedList {
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -44,7 +44,7 @@ extension Validator {
             report.add(.invalid, .timestamp, "the time-stamp was signed by a certificate that is not for time-stamping")
         }
         guard let trust else {
-            report.add(.indeterminate, .noTrust, "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+            report.add(.indeterminate, .noTrust, noTrust)
             return
         }
         switch trust.timeStampAuthority(tsa, intermediates: token.certificates + others, at: token.genTime) {
@@ -146,7 +146,7 @@ extension Validator {
                                    "OCSP responder not trusted: \(responder.commonName ?? responder.subjectLine) at \(ISOTime.string(producedAt)): \(why)")
                     }
                 } else {
-                    report.add(.indeterminate, .noTrust, "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+                    report.add(.indeterminate, .noTrust, noTrust)
                 }
             }
             return outcome

@@ -19,6 +19,11 @@ public final class Validator: @unchecked Sendable {
     /// The policies that make an OCSP responder's answer a time-mark (`ocsp-tm-policy`).
     let timeMarkPolicies: [String]
 
+    /// Why nothing is trusted: none is configured, or what is configured could not be loaded.
+    var noTrust: String {
+        trustProblem.map { "no trust is available: \($0)" } ?? "no trust is configured: set tsl or trust-anchors"
+    }
+
     public init(trust: TrustAuthority?, trustProblem: String? = nil, timeMarkPolicies: [String] = [Validator.timeMarkResponderPolicy]) {
         self.trust = trust
         self.trustProblem = trustProblem
@@ -262,7 +267,7 @@ public final class Validator: @unchecked Sendable {
     func checkSignerTrust(_ certificate: Certificate, others: [Certificate], at time: Date, when: String,
                           _ report: inout SignatureReport) {
         guard let trust else {
-            report.add(.indeterminate, .noTrust, "no trust is configured: \(trustProblem ?? "set tsl or trust-anchors")")
+            report.add(.indeterminate, .noTrust, noTrust)
             return
         }
         switch trust.signerIssuer(of: certificate, intermediates: others, at: time) {

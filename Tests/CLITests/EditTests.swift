@@ -59,6 +59,28 @@ final class EditTests: CLITestCase {
         XCTAssertEqual(out.stdoutData.count, (dataFiles(of: listing).first?["size"] as? NSNumber)?.intValue)
     }
 
+    /// A container its owner may not write (chmod 444) is refused by add and remove, as zip
+    /// refuses such an archive, and is left as it was; --force changes it and keeps its mode.
+    /// (Before: rewritten, whatever the mode.)
+    func testAWriteProtectedContainerIsRefusedUnlessForced() throws {
+        let container = path("c.asice")
+        try write("a.txt", "first\n")
+        try write("b.txt", "second\n")
+        assertSuccess(try asicfs(["create", container, "a.txt"]))
+        XCTAssertEqual(chmod(container, 0o444), 0)
+        let before = try read(container)
+        assertFailure(try asicfs(["add", container, "b.txt"]),
+                      mentions: ["write-protected (mode 0444)", "chmod u+w", "--force"])
+        assertFailure(try asicfs(["remove", container, "a.txt"]), mentions: ["write-protected (mode 0444)"])
+        XCTAssertEqual(try read(container), before)
+        assertSuccess(try asicfs(["add", "--force", container, "b.txt"]))
+        var status = stat()
+        XCTAssertEqual(stat(container, &status), 0)
+        XCTAssertEqual(status.st_mode & 0o777, 0o444)
+        let listed = try asicfs(["ls", container])
+        XCTAssertTrue(listed.stdout.contains("b.txt"), listed.stdout)
+    }
+
     // MARK: - Names
 
     func testAddingADuplicateNameFailsWithoutReplace() throws {

@@ -22,6 +22,28 @@ final class PassphrasePromptTests: CLITestCase {
                 "-o", "cache-dir=\(Self.shared.folder)/cache", "-o", "pinentry=none"]
     }
 
+    /// No passphrase-file=, no terminal and no desktop: the default pinentry (pinentry-curses on
+    /// Debian, stood in for by a program that fails as it does) cannot ask, so it is not run;
+    /// the usage error says what to give instead (exit status 2). (Before: pinentry was run and
+    /// failed, "83918950 Inappropriate ioctl for device", exit status 1.)
+    func testWithNoWayToAskTheUsageErrorSaysWhatToGive() throws {
+        let arguments = try signArguments().filter { $0 != "pinentry=none" }.dropLast()
+        let bin = work.appendingPathComponent("bin").path
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let curses = "#!/bin/sh\necho 'OK Pleased to meet you'\nwhile read -r line; do case \"$line\" in "
+            + "GETPIN) echo 'ERR 83918950 Inappropriate ioctl for device <Pinentry>' ;; BYE) echo OK; exit 0 ;; *) echo OK ;; esac; done\n"
+        _ = try write("pinentry", curses, in: URL(fileURLWithPath: bin))
+        chmod(bin + "/pinentry", 0o755)
+        let before = try read(path("doc.asice"))
+        let result = try runTool("/usr/bin/env", ["-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "PATH=\(bin):/usr/bin:/bin",
+                                                  "setsid", "-w", Self.binary] + arguments)
+        XCTAssertEqual(result.status, 2, result.stderr)
+        XCTAssertTrue(result.stderr.hasPrefix("asicfs: pkcs12: 'passphrase-file=PATH' is required here (no terminal to ask on, "
+            + "and no DISPLAY or WAYLAND_DISPLAY for pinentry's dialog)"), result.stderr)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
+        XCTAssertEqual(try read(path("doc.asice")), before, "nothing was signed")
+    }
+
     func testThreeTriesWithEchoOff() throws {
         let output = try onTerminal(try signArguments(), script: [
             ("Passphrase for", "wrong one\n"), ("try again (2 left)", ""), ("Passphrase for", "wrong two\n"),

@@ -197,7 +197,7 @@ final class BuiltInTrustTests: XCTestCase {
         trust.download = { _ in throw CryptoError("no network in this test") }
         XCTAssertThrowsError(try TrustStore.load(trust)) { error in
             let message = "\(error)"
-            XCTAssertTrue(message.hasPrefix("trusted lists could not be loaded (offline?): trusted list "
+            XCTAssertTrue(message.hasPrefix("the trusted list could not be downloaded (offline?): trusted list "
                 + "https://open-eid.github.io/test-TL/tl-mp-test-EE.xml cannot be downloaded: no network in this test"), message)
             XCTAssertTrue(message.contains("; the cached copy is not used: trusted list \(self.folder)/cache/tl-mp-test-EE.xml "
                 + "is refused: it is signed by asicfs test list signer (SHA-256 "), message)

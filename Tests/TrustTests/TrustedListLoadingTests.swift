@@ -212,6 +212,43 @@ final class TrustedListLoadingTests: XCTestCase {
         XCTAssertEqual(offline.warnings.filter { $0.contains("expired on") }.count, 2)
     }
 
+    /// Offline: the failed download is remembered in the cache folder for five minutes, so the
+    /// next loads fail at once with the same reason (each `verify` waited the full timeout
+    /// again); then it is tried again, and a success forgets the failure. The message says the
+    /// list could not be downloaded, not that no trust is configured.
+    func testAFailedDownloadIsRememberedForAFewMinutes() throws {
+        let s = try Scenario.shared()
+        let cache = try temporaryFolder(self) + "/cache"
+        let requests = RequestLog()
+        let online = Switch()
+        let served = ["tl-mp-test-EE.xml": try s.listOfListsBytes(), "EE_T.xml": try s.bytes(.base)]
+        var settings = TrustSettings(tsl: lotlURL, tslCerts: [s.lotlSigner], cacheDir: cache, now: s.times.now)
+        settings.download = { url in
+            requests.append(url)
+            guard online.isOn else { throw CryptoError("could not connect to asicfs.invalid") }
+            return served[String(url.split(separator: "/").last ?? "")] ?? []
+        }
+        let expected = "the trusted list could not be downloaded (offline?): trusted list \(lotlURL) cannot be downloaded: "
+            + "could not connect to asicfs.invalid"
+        XCTAssertThrowsError(try TrustStore.load(settings)) { XCTAssertEqual("\($0)", expected) }
+        XCTAssertEqual(requests.urls.count, 1)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: cache + "/tl-mp-test-EE.xml.unreachable"))
+
+        settings.now = s.times.now + 299
+        XCTAssertThrowsError(try TrustStore.load(settings)) { error in
+            XCTAssertTrue("\(error)".hasPrefix(expected + " (at "), "\(error)")
+            XCTAssertTrue("\(error)".hasSuffix("; not tried again for 5 minutes: remove \(cache)/tl-mp-test-EE.xml.unreachable to try now)"),
+                          "\(error)")
+        }
+        XCTAssertEqual(requests.urls.count, 1, "not downloaded again within five minutes")
+
+        settings.now = s.times.now + 301
+        online.isOn = true
+        XCTAssertEqual(try TrustStore.load(settings).lists.map(\.territory), ["EE", "EE_T"])
+        XCTAssertEqual(requests.urls.count, 3)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: cache + "/tl-mp-test-EE.xml.unreachable"))
+    }
+
     func testDownloadedListWithABadSignatureIsNotCached() throws {
         let s = try Scenario.shared()
         let cache = try temporaryFolder(self) + "/cache"
@@ -240,4 +277,14 @@ final class RequestLog: @unchecked Sendable {
     private var list: [String] = []
     func append(_ url: String) { lock.withLock { list.append(url) } }
     var urls: [String] { lock.withLock { list } }
+}
+
+/// Whether the test's network is up, flipped by the test while downloads read it.
+final class Switch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var on = false
+    var isOn: Bool {
+        get { lock.withLock { on } }
+        set { lock.withLock { on = newValue } }
+    }
 }

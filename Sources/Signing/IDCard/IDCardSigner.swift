@@ -91,7 +91,7 @@ public final class IDCardSigner: Signer, SignerFactory {
                 try CardStatus.checkVerification(answer, .pin2)
             } else {
                 throw IDCardError.other(context.commandLine
-                    ? "no way to ask for PIN2: no pinentry program (setting pinentry), no PIN pad and no terminal; give pin-fd=N"
+                    ? "no way to ask for PIN2 (no PIN pad; \(SecretSource.noPrompt)); give pin-fd=N"
                     : "no way to ask for PIN2 in a mount: install pinentry (or set pinentry = PROGRAM), or use a reader with a PIN pad")
             }
             return try connection.application.sign(digest: digest)

@@ -74,8 +74,8 @@ public struct PKCS11Signer: Signer, SignerFactory {
     /// cancel here costs no PIN try.
     private func askPIN(flags: TokenFlags, events: (SigningEvent) -> Void) throws -> SecretBytes {
         guard let source = SecretSource.choose(descriptor: pinDescriptor, configuration: configuration, terminalAllowed: terminalAllowed) else {
-            throw SigningError("no way to ask for the PIN of the token \"\(tokenName)\": give pin-fd=N, or install pinentry "
-                + "(the pinentry setting names the program)")
+            throw SigningParameterError("no way to ask for the PIN of the token \"\(tokenName)\" (\(SecretSource.noPrompt)): "
+                + "give pin-fd=N, or name a pinentry program that can ask (setting pinentry)")
         }
         events(.waitingForUser("PIN of the token \"\(tokenName)\" \(source.whereToAnswer)"))
         let signer = chosen.certificate.commonName ?? chosen.certificate.subjectLine

@@ -24,7 +24,7 @@ public struct PKCS12Signer: Signer, SignerFactory {
     static func askingForThePassphrase(file: String, context: SignerContext) throws -> PKCS12Signer {
         guard let source = SecretSource.choose(descriptor: nil, configuration: context.configuration,
                                                terminalAllowed: context.commandLine) else {
-            throw SigningParameterError("pkcs12: 'passphrase-file=PATH' is required here (no pinentry program and no terminal to ask on)")
+            throw SigningParameterError("pkcs12: 'passphrase-file=PATH' is required here (\(SecretSource.noPrompt))")
         }
         let name = displayName(file)
         var error: String? = nil

@@ -1,3 +1,4 @@
+import Configuration
 import Crypto
 import Foundation
 import Synchronization
@@ -19,6 +20,11 @@ public final class RemoteSigner: Signer, SignerFactory {
             throw SigningParameterError("remote: credential= takes a credential ID of the service (asicfs remote credentials lists them)")
         }
         _ = try parameters.descriptor("pin-fd", method: "remote", commandLine: true, asking: "the PIN")
+    }
+
+    /// The service's address and pin: a mount refuses the request at the write without them.
+    public static func checkSettings(_ configuration: Configuration) throws {
+        do { _ = try RemoteSettings(configuration) } catch { throw SigningParameterError("\(error)") }
     }
 
     /// Without `credential=`, the account's only credential; with several, a parameter error
@@ -131,7 +137,7 @@ public final class RemoteSigner: Signer, SignerFactory {
         guard let source = SecretSource.choose(descriptor: pinDescriptor, configuration: context.configuration,
                                                terminalAllowed: context.commandLine) else {
             throw RemoteFailure.error(context.commandLine
-                ? "no way to ask for the PIN: no pinentry program (setting pinentry) and no terminal; give pin-fd=N"
+                ? "no way to ask for the PIN (\(SecretSource.noPrompt)); give pin-fd=N"
                 : "no way to ask for the PIN in a mount: install pinentry (or set pinentry = PROGRAM)")
         }
         let label = info.pin?.label.map(RemoteFailure.printable) ?? "PIN"

@@ -18,10 +18,23 @@ public enum SecretSource: Sendable, Equatable {
     /// in a mount's daemon (it has no terminal; pinentry is how a mount asks).
     public static func choose(descriptor: Int32?, configuration: Configuration, terminalAllowed: Bool) -> SecretSource? {
         if let descriptor { return .descriptor(descriptor) }
-        if let program = pinentryProgram(configuration) { return .pinentry(program) }
+        if let program = pinentryProgram(configuration), configuration["pinentry"] != nil || defaultPinentryCanAsk() {
+            return .pinentry(program)
+        }
         if terminalAllowed, TerminalPrompt.isAvailable { return .terminal }
         return nil
     }
+
+    /// Whether the system's default pinentry can show a prompt: it draws on the terminal of our
+    /// standard input (pinentry-curses, Debian's default, otherwise fails with "Inappropriate
+    /// ioctl for device"), or opens a dialog where a desktop session is. A program named by
+    /// the pinentry setting is trusted to know its own way.
+    static func defaultPinentryCanAsk(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        isatty(STDIN_FILENO) == 1 || !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+    }
+
+    /// Why no source could be chosen, for the message that says what to give instead.
+    public static let noPrompt = "no terminal to ask on, and no DISPLAY or WAYLAND_DISPLAY for pinentry's dialog"
 
     /// The configured pinentry as an executable path, or nil if it is not installed.
     /// `pinentry = none` turns pinentry off.
