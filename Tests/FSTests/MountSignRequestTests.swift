@@ -77,7 +77,7 @@ final class MountSignRequestTests: XCTestCase {
         XCTAssertTrue(wait.stdout.hasPrefix("done: signed: ") && wait.stdout.contains("VALID"), wait.stdout)
         let folders = try FileManager.default.contentsOfDirectory(atPath: fixture.path(".asicfs/signatures"))
         XCTAssertEqual(folders.count, 1, "\(folders)")
-        let report = try text(fixture.path(".asicfs/signatures/\(folders.first ?? "")/report"))
+        let report = try validatedText(fixture.path(".asicfs/signatures/\(folders.first ?? "")/report"))
         XCTAssertTrue(report.contains("Tõrva linn"), report)
         try fixture.unmount()
     }
