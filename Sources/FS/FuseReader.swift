@@ -20,7 +20,8 @@ enum FuseReader {
     /// Installs the reader on a mount's session (after fuse_mount, before the loop). When
     /// libfuse refuses, its own readers stay: slower, not wrong.
     static func install(_ fuse: OpaquePointer) {
-        _ = cfuse_reader_install(UnsafeMutableRawPointer(fuse), pollNanoseconds, TestHooks.requestLog, TestHooks.readGate)
+        _ = cfuse_reader_install(UnsafeMutableRawPointer(fuse), pollNanoseconds, TestHooks.requestLog, TestHooks.readGate,
+                                 TestHooks.releaseGate)
     }
 
     /// Gives the reader role away if this thread holds it (a no-op elsewhere).

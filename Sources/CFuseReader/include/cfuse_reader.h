@@ -15,6 +15,11 @@
 // up first with cfuse_reader_yield(): another worker then reads the requests that come
 // meanwhile, FUSE_INTERRUPT among them.
 
+// The reader serves RELEASE, RELEASEDIR, FORGET and BATCH_FORGET itself, right after reading
+// them, and reads on: libfuse drops a request its worker has read if the session is told to stop
+// (a signal) before the worker serves it, and a lost RELEASE makes a file closed before the stop
+// look still open for writing. Those still queued at the stop are cfuse_session_end's.
+//
 // The reader also answers INIT with FUSE_HANDLE_KILLPRIV_V2 added (libfuse 3.14 cannot ask for
 // it): the file system promises to remove set-id bits and security.capability on write itself,
 // and the kernel then asks for security.capability (a GETXATTR round trip) once per file
@@ -28,7 +33,10 @@
 // appended to that file, one per line. With `hold_reads_path` (tests only) the reader reads
 // nothing while that file exists, with `<path>.held` present meanwhile (it then waits for
 // requests in 5 ms polls, not in read(), so that it notices the file with no request to read).
-int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path, const char *hold_reads_path);
+// With `hold_release_path` (tests only) a reader that has read a RELEASE keeps it unserved while
+// that file exists and the session has not been told to stop, with `<path>.held` present meanwhile.
+int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path, const char *hold_reads_path,
+                         const char *hold_release_path);
 
 // Gives up the reader role if the calling thread holds it (a no-op on any other thread).
 void cfuse_reader_yield(void);
