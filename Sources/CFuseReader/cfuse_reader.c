@@ -147,6 +147,27 @@ static void wait_watching_gate(int fd) {
     }
 }
 
+// Sleeps in poll() until a request is there, then reads it with cancellation off. The stop
+// cancels the workers, and a cancel that reaches a thread in read() after the kernel has handed
+// it a request (under load the woken thread may get no CPU until then) acts on the way out
+// (glibc 2.36 acts on a cancel pending at the end of a cancellable call), so the request was
+// lost: a RELEASE so lost left its file looking open for writing. poll() takes nothing from
+// the device; the device is non-blocking (cfuse_reader_install), so a read finding nothing
+// (a request withdrawn meanwhile) returns to poll() instead of sleeping where no cancel reaches.
+static ssize_t read_when_ready(int fd, void *buffer, size_t length) {
+    for (;;) {
+        struct pollfd device = { .fd = fd, .events = POLLIN };
+        if (poll(&device, 1, -1) < 0) return -1;
+        int cancel_state;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+        ssize_t count = read(fd, buffer, length);
+        int error = errno;
+        pthread_setcancelstate(cancel_state, NULL);
+        errno = error;
+        if (count >= 0 || errno != EAGAIN) return count;
+    }
+}
+
 static ssize_t read_request(int fd, void *buffer, size_t length) {
     if (!holds_role) take_role();
     if (hold_reads_gate != NULL) wait_watching_gate(fd);
@@ -156,7 +177,7 @@ static ssize_t read_request(int fd, void *buffer, size_t length) {
         count = -1;
         errno = EINTR;
     } else {
-        count = read(fd, buffer, length);
+        count = read_when_ready(fd, buffer, length);
     }
     note_request(buffer, count);
     if (count < 0) {
@@ -231,5 +252,10 @@ int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path,
     if (hold_release_path != NULL) hold_release_gate = strdup(hold_release_path);
     struct fuse_session *session = fuse_get_session(fuse);
     reader_session = session;
-    return fuse_session_custom_io(session, &io, fuse_session_fd(session));
+    int fd = fuse_session_fd(session);
+    int result = fuse_session_custom_io(session, &io, fd);
+    // Only once our reader is in place: libfuse's own would end the loop on EAGAIN.
+    int flags = fcntl(fd, F_GETFL);
+    if (result == 0 && flags >= 0) (void)fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    return result;
 }
