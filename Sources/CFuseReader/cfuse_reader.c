@@ -137,7 +137,7 @@ static void brief_poll(int fd) {
     while (poll(&device, 1, 0) == 0 && elapsed_ns(&start) < poll_ns && !stopping()) {}
 }
 
-// Tests only (with the gate): waits for a request in short polls instead of sleeping in read(),
+// Tests only (with the gate): waits for a request in short polls instead of one long poll(),
 // so that a gate made meanwhile holds the reader at once, whether or not a request comes.
 static void wait_watching_gate(int fd) {
     struct pollfd device = { .fd = fd, .events = POLLIN };
@@ -147,7 +147,7 @@ static void wait_watching_gate(int fd) {
     }
 }
 
-// Sleeps in poll() until a request is there, then reads it with cancellation off. The stop
+// Reads a request with cancellation off, sleeping in poll() while there is none. The stop
 // cancels the workers, and a cancel that reaches a thread in read() after the kernel has handed
 // it a request (under load the woken thread may get no CPU until then) acts on the way out
 // (glibc 2.36 acts on a cancel pending at the end of a cancellable call), so the request was
@@ -156,8 +156,6 @@ static void wait_watching_gate(int fd) {
 // (a request withdrawn meanwhile) returns to poll() instead of sleeping where no cancel reaches.
 static ssize_t read_when_ready(int fd, void *buffer, size_t length) {
     for (;;) {
-        struct pollfd device = { .fd = fd, .events = POLLIN };
-        if (poll(&device, 1, -1) < 0) return -1;
         int cancel_state;
         pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
         ssize_t count = read(fd, buffer, length);
@@ -165,6 +163,8 @@ static ssize_t read_when_ready(int fd, void *buffer, size_t length) {
         pthread_setcancelstate(cancel_state, NULL);
         errno = error;
         if (count >= 0 || errno != EAGAIN) return count;
+        struct pollfd device = { .fd = fd, .events = POLLIN };
+        if (poll(&device, 1, -1) < 0) return -1;
     }
 }
 
