@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cfuse_reader.h"
+#include "lets_go.h"
 
 static pthread_mutex_t role_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t role_free = PTHREAD_COND_INITIALIZER;
@@ -70,23 +71,41 @@ static uint32_t init_offered;
 static int request_log = -1;
 // ASICFS_TEST_HOLD_READS's path, or NULL.
 static char *hold_reads_gate;
+// ASICFS_TEST_HOLD_RELEASE's path, or NULL.
+static char *hold_release_gate;
 static struct fuse_session *reader_session;
 
 // A request read once the session has been told to stop would be dropped unanswered by
 // libfuse; left queued, it is served at the end (cfuse_session_end.h) if it is a RELEASE.
 static int stopping(void) { return reader_session != NULL && fuse_session_exited(reader_session); }
 
-// While the gate exists the reader reads nothing (requests stay queued in the kernel), with
-// `<gate>.held` present meanwhile. nanosleep is a cancellation point: a stop ends the wait.
-static void hold_reads(void) {
-    if (hold_reads_gate == NULL || access(hold_reads_gate, F_OK) != 0) return;
+// Tests only: while `gate` exists (and the session has not been told to stop), waits, with
+// `<gate>.held` present meanwhile.
+static void hold_at(const char *gate) {
+    if (gate == NULL || access(gate, F_OK) != 0) return;
     char marker[4096];
-    if (snprintf(marker, sizeof marker, "%s.held", hold_reads_gate) >= (int)sizeof marker) return;
+    if (snprintf(marker, sizeof marker, "%s.held", gate) >= (int)sizeof marker) return;
     int fd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd >= 0) close(fd);
     struct timespec pause = { .tv_sec = 0, .tv_nsec = 5000000 };
-    while (access(hold_reads_gate, F_OK) == 0 && !stopping()) nanosleep(&pause, NULL);
+    while (access(gate, F_OK) == 0 && !stopping()) nanosleep(&pause, NULL);
     unlink(marker);
+}
+
+// While the gate exists the reader reads nothing (requests stay queued in the kernel).
+// nanosleep is a cancellation point: a stop ends the wait.
+static void hold_reads(void) { hold_at(hold_reads_gate); }
+
+// While the gate exists the reader that has just read a RELEASE keeps it unserved, so that a
+// test can stop the session between the read and the serving (a stop ends the wait). Not
+// cancellable: the stop's cancel would take the request with it.
+static void hold_release(const void *buffer, ssize_t count) {
+    if (count < (ssize_t)sizeof(struct fuse_in_header)) return;
+    if (((const struct fuse_in_header *)buffer)->opcode != FUSE_RELEASE) return;
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    hold_at(hold_release_gate);
+    pthread_setcancelstate(cancel_state, NULL);
 }
 
 static void note_request(const void *buffer, ssize_t count) {
@@ -118,7 +137,7 @@ static void brief_poll(int fd) {
     while (poll(&device, 1, 0) == 0 && elapsed_ns(&start) < poll_ns && !stopping()) {}
 }
 
-// Tests only (with the gate): waits for a request in short polls instead of sleeping in read(),
+// Tests only (with the gate): waits for a request in short polls instead of one long poll(),
 // so that a gate made meanwhile holds the reader at once, whether or not a request comes.
 static void wait_watching_gate(int fd) {
     struct pollfd device = { .fd = fd, .events = POLLIN };
@@ -128,8 +147,28 @@ static void wait_watching_gate(int fd) {
     }
 }
 
-static ssize_t reader_read(int fd, void *buffer, size_t length, void *userdata) {
-    (void)userdata;
+// Reads a request with cancellation off, sleeping in poll() while there is none. The stop
+// cancels the workers, and a cancel that reaches a thread in read() after the kernel has handed
+// it a request (under load the woken thread may get no CPU until then) acts on the way out
+// (glibc 2.36 acts on a cancel pending at the end of a cancellable call), so the request was
+// lost: a RELEASE so lost left its file looking open for writing. poll() takes nothing from
+// the device; the device is non-blocking (cfuse_reader_install), so a read finding nothing
+// (a request withdrawn meanwhile) returns to poll() instead of sleeping where no cancel reaches.
+static ssize_t read_when_ready(int fd, void *buffer, size_t length) {
+    for (;;) {
+        int cancel_state;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+        ssize_t count = read(fd, buffer, length);
+        int error = errno;
+        pthread_setcancelstate(cancel_state, NULL);
+        errno = error;
+        if (count >= 0 || errno != EAGAIN) return count;
+        struct pollfd device = { .fd = fd, .events = POLLIN };
+        if (poll(&device, 1, -1) < 0) return -1;
+    }
+}
+
+static ssize_t read_request(int fd, void *buffer, size_t length) {
     if (!holds_role) take_role();
     if (hold_reads_gate != NULL) wait_watching_gate(fd);
     else brief_poll(fd);
@@ -138,7 +177,7 @@ static ssize_t reader_read(int fd, void *buffer, size_t length, void *userdata) 
         count = -1;
         errno = EINTR;
     } else {
-        count = read(fd, buffer, length);
+        count = read_when_ready(fd, buffer, length);
     }
     note_request(buffer, count);
     if (count < 0) {
@@ -148,6 +187,32 @@ static ssize_t reader_read(int fd, void *buffer, size_t length, void *userdata) 
         errno = error;
     }
     return count;
+}
+
+// Serves a RELEASE, RELEASEDIR, FORGET or BATCH_FORGET on the spot. libfuse drops a request its
+// worker has read when the session is told to stop before it serves it (it checks between the
+// two), and a signal may come in that window: a lost RELEASE left its file looking open for
+// writing, rescued instead of saved. Served here, no such request ever reaches that check (those
+// still queued at the stop are served by cfuse_session_end). Not cancellable, as libfuse's own
+// serving is not: the stop cancels the workers. These requests never wait for another request,
+// so serving them while libfuse counts this worker as idle starves nothing.
+static void serve_letting_go(void *buffer, ssize_t count) {
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    hold_release(buffer, count);
+    struct fuse_buf request = { .size = (size_t)count, .mem = buffer, .fd = -1 };
+    fuse_session_process_buf(reader_session, &request);
+    pthread_setcancelstate(cancel_state, NULL);
+}
+
+static ssize_t reader_read(int fd, void *buffer, size_t length, void *userdata) {
+    (void)userdata;
+    for (;;) {
+        ssize_t count = read_request(fd, buffer, length);
+        if (count < (ssize_t)sizeof(struct fuse_in_header)) return count;
+        if (!cfuse_lets_go(((const struct fuse_in_header *)buffer)->opcode)) return count;
+        serve_letting_go(buffer, count);
+    }
 }
 
 // Adds FUSE_HANDLE_KILLPRIV_V2 to libfuse's answer to INIT when the kernel offered it.
@@ -176,14 +241,21 @@ static ssize_t reader_writev(int fd, struct iovec *iov, int count, void *userdat
     return writev(fd, iov, count);
 }
 
-int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path, const char *hold_reads_path) {
+int cfuse_reader_install(void *fuse, long spin_ns, const char *request_log_path, const char *hold_reads_path,
+                         const char *hold_release_path) {
     static struct fuse_custom_io io = { .read = reader_read, .writev = reader_writev };
     pthread_once(&holder_key_once, make_holder_key);
     poll_ns = spin_ns;
     if (request_log_path != NULL)
         request_log = open(request_log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (hold_reads_path != NULL) hold_reads_gate = strdup(hold_reads_path);
+    if (hold_release_path != NULL) hold_release_gate = strdup(hold_release_path);
     struct fuse_session *session = fuse_get_session(fuse);
     reader_session = session;
-    return fuse_session_custom_io(session, &io, fuse_session_fd(session));
+    int fd = fuse_session_fd(session);
+    int result = fuse_session_custom_io(session, &io, fd);
+    // Only once our reader is in place: libfuse's own would end the loop on EAGAIN.
+    int flags = fcntl(fd, F_GETFL);
+    if (result == 0 && flags >= 0) (void)fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    return result;
 }

@@ -10,12 +10,7 @@
 #include <unistd.h>
 
 #include "cfuse_session_end.h"
-
-// True for the requests served after a stop: those that tell of a file or name let go.
-static int lets_go(uint32_t opcode) {
-    return opcode == FUSE_RELEASE || opcode == FUSE_RELEASEDIR
-        || opcode == FUSE_FORGET || opcode == FUSE_BATCH_FORGET;
-}
+#include "lets_go.h"
 
 int cfuse_session_end(void *fuse) {
     struct fuse_session *session = fuse_get_session(fuse);
@@ -38,7 +33,7 @@ int cfuse_session_end(void *fuse) {
         }
         if (count < (ssize_t)sizeof(struct fuse_in_header)) break;
         const struct fuse_in_header *header = memory;
-        if (!lets_go(header->opcode)) continue;
+        if (!cfuse_lets_go(header->opcode)) continue;
         struct fuse_buf buffer = { .size = (size_t)count, .mem = memory, .fd = -1 };
         fuse_session_process_buf(session, &buffer);
     }

@@ -10,7 +10,7 @@ import CFuseReader
 /// come meanwhile: the container check (`MountGate`), a signing's `status/wait`, a validation,
 /// a save, and the tests' hold hooks.
 enum FuseReader {
-    /// How long the reader polls for the next request before it sleeps in read(). Long enough
+    /// How long the reader polls for the next request before it sleeps (in poll()). Long enough
     /// to cover a disk read between two requests: `cp` of 1,000 small files that are not in the
     /// page cache (it reads each from disk between its requests) took a median 409 ms into a
     /// mount polling 50 µs, 353 ms polling 200 µs and 340 ms polling 500 µs (six runs each, in
@@ -20,7 +20,8 @@ enum FuseReader {
     /// Installs the reader on a mount's session (after fuse_mount, before the loop). When
     /// libfuse refuses, its own readers stay: slower, not wrong.
     static func install(_ fuse: OpaquePointer) {
-        _ = cfuse_reader_install(UnsafeMutableRawPointer(fuse), pollNanoseconds, TestHooks.requestLog, TestHooks.readGate)
+        _ = cfuse_reader_install(UnsafeMutableRawPointer(fuse), pollNanoseconds, TestHooks.requestLog, TestHooks.readGate,
+                                 TestHooks.releaseGate)
     }
 
     /// Gives the reader role away if this thread holds it (a no-op elsewhere).

@@ -21,6 +21,11 @@ enum TestHooks {
     /// (they stay queued in the kernel), with `PATH.held` present meanwhile.
     static let readGate = TestGate.path("ASICFS_TEST_HOLD_READS")
 
+    /// `ASICFS_TEST_HOLD_RELEASE=PATH`: while PATH exists, a container mount's reader that has
+    /// just read a RELEASE keeps it unserved, with `PATH.held` present meanwhile; a stop (a
+    /// signal) ends the wait, so a test can make the stop come between the read and the serving.
+    static let releaseGate = TestGate.path("ASICFS_TEST_HOLD_RELEASE")
+
     /// `ASICFS_TEST_HOLD_CONTAINER_OPEN=PATH`: while PATH exists, browse mode waits before it
     /// opens a container a request enters (after the caller's right to read it was checked),
     /// with `PATH.held` present.
