@@ -69,6 +69,7 @@ public enum AtomicSave {
         let numbers = name[marker.upperBound...].dropLast(4).split(separator: "-", omittingEmptySubsequences: false)
         return numbers.count == 2 && numbers.allSatisfy { !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }
     }
+
     /// What a temporary's name adds to the container's: "." + ".asicfs-" + pid (up to 10 digits)
     /// + "-" + a random UInt32 (up to 10 digits) + ".tmp".
     private static let temporaryAddedLength = 1 + 8 + 10 + 1 + 10 + 4

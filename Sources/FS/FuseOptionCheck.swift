@@ -14,17 +14,10 @@ public enum FuseOptionCheck {
     private static func accepts(_ options: [String]) -> Bool {
         cfuse_quiet_log(1)
         defer { cfuse_quiet_log(0) }
-        let arguments = ["asicfs", "-o", (["subtype=asicfs"] + options).joined(separator: ",")]
-        let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: arguments.count + 1)
-        for (index, argument) in arguments.enumerated() { argv[index] = strdup(argument) }
-        argv[arguments.count] = nil
-        defer {
-            for index in 0..<arguments.count { free(argv[index]) }
-            argv.deallocate()
-        }
-        var args = fuse_args(argc: Int32(arguments.count), argv: argv, allocated: 0)
+        let argv = FuseArgv(["asicfs", "-o", (["subtype=asicfs"] + options).joined(separator: ",")])
+        var args = argv.args
         var operations = fuse_operations()
-        let fuse = fuse_new(&args, &operations, MemoryLayout<fuse_operations>.size, nil)
+        let fuse = withExtendedLifetime(argv) { fuse_new(&args, &operations, MemoryLayout<fuse_operations>.size, nil) }
         fuse_opt_free_args(&args)
         guard let fuse else { return false }
         fuse_destroy(fuse)

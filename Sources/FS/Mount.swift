@@ -113,15 +113,10 @@ public enum Mounter {
         // they cannot change the container.
         if request.allowOther { options += ["allow_other", "default_permissions"] }
         options += request.fuseOptions
-        var arguments = ["asicfs"] + (request.debug ? ["-d"] : []) + ["-o", options.joined(separator: ",")]
-        let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: arguments.count + 1)
-        for (index, argument) in arguments.enumerated() { argv[index] = strdup(argument) }
-        argv[arguments.count] = nil
-        defer {
-            for index in 0..<arguments.count { free(argv[index]) }
-            argv.deallocate()
-        }
-        var args = fuse_args(argc: Int32(arguments.count), argv: argv, allocated: 0)
+        let argv = FuseArgv(["asicfs"] + (request.debug ? ["-d"] : []) + ["-o", options.joined(separator: ",")])
+        // Kept until the mount ends, as the strings were before.
+        defer { withExtendedLifetime(argv) {} }
+        var args = argv.args
         reportedModeMask = mode_t(request.umask)
         var ops = fuseOperations()
         let box = MountSourceBox(gate: gate, provisionalRoot: provisionalRoot)
@@ -132,7 +127,6 @@ public enum Mounter {
             throw ContainerError.refused("invalid mount options: \(options.joined(separator: ","))")
         }
         fuse_opt_free_args(&args)
-        arguments = []
         defer { fuse_destroy(fuse) }
         if let notice = request.notice { FileHandle.standardError.write(Data("asicfs: \(PrintableText.escaped(notice))\n".utf8)) }
         guard StandardStreams.whileHelpersStart({ fuse_mount(fuse, request.mountpoint) }) == 0 else {
