@@ -116,15 +116,8 @@ public struct ContainerEdit {
     public var names: [String] { items.map(\.name) }
 
     private func checkEditable() throws {
-        guard let base else { return }
-        if base.kind == .asicS {
-            throw ContainerError.refused("this is an ASiC-S container: its single data file is time-stamped and cannot be changed")
-        }
-        if base.isSigned {
-            let count = base.signatureFiles.count
-            throw ContainerError.refused(
-                "the container is signed (\(count) signature file\(count == 1 ? "" : "s")); changing its data files would break the signatures. Copy the files into a new container to change them")
-        }
+        guard let base, let freeze = DataFileFreeze.of(base) else { return }
+        throw ContainerError.refused(freeze.reason)
     }
 
     /// Makes the index of `items` if there is none. (Read it in place, `index!`: a copy kept

@@ -200,7 +200,7 @@ enum UnmountCommand {
 
     /// Where the files a killed daemon had received are, if it left any.
     private static func spoolNote(_ daemon: MountRegistry.Daemon) -> String {
-        guard let folder = ContainerFileSystem.spoolFoldersLeft(forContainer: daemon.container, daemon: daemon.pid).first,
+        guard let folder = MountRouter.spoolFoldersLeft(forContainer: daemon.container, daemon: daemon.pid).first,
               let left = try? FileManager.default.contentsOfDirectory(atPath: folder), !left.isEmpty else { return "" }
         return "; the files it had received over 64 KiB are in \(folder) (without their names), until the next mount of the container removes them"
     }

@@ -2,11 +2,12 @@ import ASiC
 import Foundation
 import Signing
 
-/// One container below a browse mount, open as a `ContainerFileSystem` (a "child").
+/// One container below a browse mount, open as a `MountRouter` (a "child").
 final class BrowseChild: @unchecked Sendable {
     /// The container file, relative to the browse folder ("docs/a.asice").
     let relative: String
-    let fileSystem: ContainerFileSystem
+    /// The container's own router: browse mode hands it the rest of each path.
+    let router: MountRouter
     // Guarded by the table's lock:
     /// Requests working on it now; a child in use is never closed.
     var pins = 0
@@ -29,11 +30,11 @@ final class BrowseChild: @unchecked Sendable {
     private var knownOwner: (user: uid_t, group: gid_t)
     private let ownerLock = NSLock()
 
-    init(relative: String, fileSystem: ContainerFileSystem, now: Double) {
+    init(relative: String, router: MountRouter, now: Double) {
         self.relative = relative
-        self.fileSystem = fileSystem
+        self.router = router
         lastChecked = now
-        knownOwner = fileSystem.currentSnapshot.openedOwner
+        knownOwner = router.currentSnapshot.openedOwner
     }
 
     var isIdle: Bool { pins == 0 && handles == 0 }
@@ -82,7 +83,7 @@ final class BrowseChildren: @unchecked Sendable {
     private var verdicts: [String: (key: FileKey, isContainer: Bool)] = [:]
     /// What children let go when idle had to tell (last error, how the last signing ended), by
     /// the status of their file then: given back when it opens again unchanged.
-    private var memories: [String: (key: FileKey, memory: ContainerFileSystem.Memory)] = [:]
+    private var memories: [String: (key: FileKey, memory: MountRouter.Memory)] = [:]
     /// Folders whose stale spools (of killed daemons) were removed.
     private var cleanedFolders: Set<String> = []
     /// What closing a child could not save (reported at unmount, as a single mount does).
@@ -91,7 +92,7 @@ final class BrowseChildren: @unchecked Sendable {
     private var evictionScheduled = false
     private var idleReleaseScheduled = false
     /// Opens the container at a relative path as a child, ready to serve (set once, at start).
-    var opener: ((String) throws -> ContainerFileSystem)?
+    var opener: ((String) throws -> MountRouter)?
     /// Called (outside the locks) with a child opened again after an outside change.
     var reopened: (@Sendable (BrowseChild) -> Void)?
     /// Called with a child just closed because it was idle: the file may change before it is
@@ -162,7 +163,7 @@ final class BrowseChildren: @unchecked Sendable {
         }) { return child }
         // Open but due for a check (and idle), or not open.
         if let child = lock.withLock({ table[relative] }) {
-            if !child.fileSystem.changedOnDiskWhileIdle() {
+            if !child.router.changedOnDiskWhileIdle() {
                 return lock.withLock {
                     child.lastChecked = now
                     return pin(child)
@@ -174,7 +175,7 @@ final class BrowseChildren: @unchecked Sendable {
                     table[relative] = nil
                     return true
                 }
-                if idle, let failure = child.fileSystem.close() { lock.withLock { failures.append(failure) } }
+                if idle, let failure = child.router.close() { lock.withLock { failures.append(failure) } }
             }
             if let child = try openChild(relative, status: nil) {
                 reopened?(child)
@@ -193,7 +194,7 @@ final class BrowseChildren: @unchecked Sendable {
             if lock.withLock({ cleanedFolders.insert(folder).inserted }) {
                 SpoolFolder.removeStale(in: folder.isEmpty ? root : root + "/" + folder, base: nil)
             }
-            let fileSystem: ContainerFileSystem
+            let fileSystem: MountRouter
             do {
                 fileSystem = try opener!(relative)
             } catch let busy as Busy {
@@ -214,7 +215,7 @@ final class BrowseChildren: @unchecked Sendable {
                key == kept.key {
                 fileSystem.restore(kept.memory)
             }
-            let child = BrowseChild(relative: relative, fileSystem: fileSystem, now: Self.now)
+            let child = BrowseChild(relative: relative, router: fileSystem, now: Self.now)
             return lock.withLock {
                 table[relative] = child
                 return pin(child)
@@ -277,16 +278,16 @@ final class BrowseChildren: @unchecked Sendable {
     /// open files or a signing runs; a failed save is thrown and the child stays open.
     func close(_ relative: String, pinnedByCaller: Int = 0) throws {
         guard let child = lock.withLock({ table[relative] }) else { return }
-        try child.fileSystem.commit()
+        try child.router.commit()
         try openLock.withLock {
             try lock.withLock {
                 guard table[relative] === child else { return }
-                guard child.pins <= pinnedByCaller, child.handles == 0, child.fileSystem.currentActivity == nil else {
+                guard child.pins <= pinnedByCaller, child.handles == 0, child.router.currentActivity == nil else {
                     throw FileSystemError(EBUSY, "cannot change \(relative): it is in use (an open file, or a signing runs)")
                 }
                 table[relative] = nil
             }
-            if let failure = child.fileSystem.close() { lock.withLock { failures.append(failure) } }
+            if let failure = child.router.close() { lock.withLock { failures.append(failure) } }
         }
     }
 
@@ -333,7 +334,7 @@ final class BrowseChildren: @unchecked Sendable {
     /// A child whose save fails stays open (its changes are kept; unmount rescues them).
     @discardableResult
     private func closeIfIdle(_ child: BrowseChild) -> Bool {
-        let fileSystem = child.fileSystem
+        let fileSystem = child.router
         if fileSystem.currentActivity != nil { return false }
         if fileSystem.hasPendingChanges { try? fileSystem.commit() }
         return openLock.withLock {
@@ -380,7 +381,7 @@ final class BrowseChildren: @unchecked Sendable {
         }
         var retry = false
         for child in due where !closeIfIdle(child) {
-            retry = retry || child.fileSystem.currentActivity != nil
+            retry = retry || child.router.currentActivity != nil
         }
         if let soonest { scheduleIdleRelease(after: max(0.05, soonest - now)) }
         else if retry { scheduleIdleRelease() }
@@ -394,7 +395,7 @@ final class BrowseChildren: @unchecked Sendable {
         }
         var messages = lock.withLock { failures }
         for child in children {
-            if let failure = child.fileSystem.close(everyFileClosed: everyFileClosed) { messages.append(failure) }
+            if let failure = child.router.close(everyFileClosed: everyFileClosed) { messages.append(failure) }
         }
         return messages
     }

@@ -26,7 +26,7 @@ extension BrowseFileSystem {
             switch place {
             case .plain(let relative):
                 return try folder.extendedAttributeNames(relative).filter { Self.passesThrough($0, changing: false) }
-            case .child(let child, let inner): return try child.fileSystem.extendedAttributeNames(inner)
+            case .child(let child, let inner): return try child.router.extendedAttributeNames(inner)
             case .container, .newContainer: return []
             }
         }
@@ -42,7 +42,7 @@ extension BrowseFileSystem {
                 // ENODATA, not the single mount's EOPNOTSUPP: `ls -lR` stops asking a whole mount
                 // after one EOPNOTSUPP, and the real files beside a container may have ACLs.
                 do {
-                    return try child.fileSystem.extendedAttribute(inner, name: name)
+                    return try child.router.extendedAttribute(inner, name: name)
                 } catch let error as FileSystemError where error.code == EOPNOTSUPP {
                     throw FileSystemError(ENODATA)
                 }
@@ -59,7 +59,7 @@ extension BrowseFileSystem {
                 if readOnly { throw FileSystemError(EROFS) }
                 try folder.setExtendedAttribute(relative, name: name, value: value, flags: flags)
             case .child(let child, let inner) where inner != "/":
-                try child.fileSystem.setExtendedAttribute(inner, name: name, value: value, flags: flags)
+                try child.router.setExtendedAttribute(inner, name: name, value: value, flags: flags)
             case .child, .container, .newContainer:
                 throw FileSystemError(ENOTSUP)
             }
@@ -74,7 +74,7 @@ extension BrowseFileSystem {
                 if readOnly { throw FileSystemError(EROFS) }
                 try folder.removeExtendedAttribute(relative, name: name)
             case .child(let child, let inner) where inner != "/":
-                try child.fileSystem.removeExtendedAttribute(inner, name: name)
+                try child.router.removeExtendedAttribute(inner, name: name)
             case .child, .container, .newContainer:
                 throw FileSystemError(ENOTSUP)
             }

@@ -8,7 +8,7 @@ extension BrowseFileSystem {
     /// The descriptor kept for a real file removed while open, when `relative` is libfuse's
     /// `.fuse_hidden…` name for it.
     func hiddenDescriptor(_ relative: String) -> Int32? {
-        guard ContainerFileSystem.isRemovedWhileOpenName(relative) else { return nil }
+        guard DataFiles.isRemovedWhileOpenName(relative) else { return nil }
         return lock.withLock { removedWhileOpen[relative] }
     }
 
@@ -17,7 +17,7 @@ extension BrowseFileSystem {
             return try onDescriptor { ftruncate(file.fd, off_t(length)) }
         }
         if let id, case .child(let child, let inner) = try handle(id), path == nil {
-            return try child.fileSystem.truncate(nil, to: length, handle: inner)
+            return try child.router.truncate(nil, to: length, handle: inner)
         }
         guard let path else { throw FileSystemError(EBADF) }
         try withPlace(path) { place in
@@ -28,7 +28,7 @@ extension BrowseFileSystem {
             case .child(let child, let inner):
                 var innerHandle: UInt64?
                 if let id, case .child(_, let handle) = try handle(id) { innerHandle = handle }
-                try child.fileSystem.truncate(inner, to: length, handle: innerHandle)
+                try child.router.truncate(inner, to: length, handle: innerHandle)
             case .container, .newContainer:
                 throw FileSystemError(EISDIR)
             }
@@ -45,7 +45,7 @@ extension BrowseFileSystem {
             switch place {
             case .plain(let relative):
                 // The last close of a file removed while open: it is gone from the folder already.
-                if ContainerFileSystem.isRemovedWhileOpenName(relative),
+                if DataFiles.isRemovedWhileOpenName(relative),
                    let fd = lock.withLock({ removedWhileOpen.removeValue(forKey: relative) }) {
                     Glibc.close(fd)
                     return
@@ -53,7 +53,7 @@ extension BrowseFileSystem {
                 try folder.unlink(relative)
             case .child(let child, let inner):
                 if inner == "/" { throw FileSystemError(EISDIR) }
-                try child.fileSystem.unlink(inner)
+                try child.router.unlink(inner)
             case .container, .newContainer(_, "/"):
                 throw FileSystemError(EISDIR)
             case .newContainer:
@@ -77,10 +77,10 @@ extension BrowseFileSystem {
                 lock.withLock { newContainers[relative] = NewContainer() }
             case .child(let child, let inner):
                 if inner == "/" { throw FileSystemError(EEXIST) }
-                try child.fileSystem.makeFolder(inner)
+                try child.router.makeFolder(inner)
             case .newContainer(let relative, let inner):
                 if inner == "/" { throw FileSystemError(EEXIST) }
-                try withMadeContainer(relative) { try $0.fileSystem.makeFolder(inner) }
+                try withMadeContainer(relative) { try $0.router.makeFolder(inner) }
             case .container:
                 throw FileSystemError(EEXIST)
             }
@@ -97,7 +97,7 @@ extension BrowseFileSystem {
             case .child(let child, "/"):
                 try removeContainer(child)
             case .child(let child, let inner):
-                try child.fileSystem.removeFolder(inner)
+                try child.router.removeFolder(inner)
             case .newContainer(let relative, "/"):
                 lock.withLock { newContainers[relative] = nil }
             case .newContainer:
@@ -110,7 +110,7 @@ extension BrowseFileSystem {
 
     /// rmdir of a container's folder: an unsigned container with no data files goes (its file).
     private func removeContainer(_ child: BrowseChild) throws {
-        let fileSystem = child.fileSystem
+        let fileSystem = child.router
         if fileSystem.readOnly { throw FileSystemError(EROFS) }
         if fileSystem.dataFileCount > 0 || fileSystem.currentSnapshot.isSigned { throw FileSystemError(ENOTEMPTY) }
         try folder.access(PathText.folder(of: child.relative), W_OK | X_OK)
@@ -119,16 +119,16 @@ extension BrowseFileSystem {
         children.forget(below: child.relative)
     }
 
-    public func rename(_ fromPath: String, to toPath: String, flags: UInt32) throws {
+    func rename(_ fromPath: String, to toPath: String, flags: RenameFlags) throws {
         try withPlace(fromPath) { from in
-            if case .plain(let relative) = from, flags == 0,
-               ContainerFileSystem.isRemovedWhileOpenName(toPath) {
+            if case .plain(let relative) = from, flags.isEmpty,
+               DataFiles.isRemovedWhileOpenName(toPath) {
                 return try removeWhileOpen(relative, keepingAs: String(toPath.drop { $0 == "/" }))
             }
             try withPlace(toPath, enter: false) { to in
                 switch (from, to) {
                 case (.child(let a, let innerFrom), .child(let b, let innerTo)) where a === b && innerFrom != "/" && innerTo != "/":
-                    try a.fileSystem.rename(innerFrom, to: innerTo, flags: flags)
+                    try a.router.rename(innerFrom, to: innerTo, flags: flags)
                 case (.child(let child, "/"), .plain(let target)), (.child(let child, "/"), .container(let target, _)):
                     // The container itself: save, close, rename its file (it opens again on use).
                     try replaceTarget(target)
@@ -162,8 +162,8 @@ extension BrowseFileSystem {
         if children.peek(target) != nil { try children.close(target) }
     }
 
-    private func renamePlain(_ source: String, to target: String, flags: UInt32) throws {
-        try folder.rename(source, to: target, flags: flags)
+    private func renamePlain(_ source: String, to target: String, flags: RenameFlags) throws {
+        try folder.rename(source, to: target, flags: flags.rawValue)
         lock.withLock {
             for case .plain(let file) in handles.values {
                 if file.relative == source { file.relative = target }
@@ -210,7 +210,7 @@ extension BrowseFileSystem {
             case .child(let child, "/"):
                 try folder.setTimes(child.relative, [accessed, modified])
             case .child(let child, let inner):
-                try child.fileSystem.setTimes(inner, accessed: accessed, modified: modified)
+                try child.router.setTimes(inner, accessed: accessed, modified: modified)
             case .newContainer:
                 return
             }
@@ -254,7 +254,7 @@ extension BrowseFileSystem {
         try withPlace(path) { place in
             switch place {
             case .plain(let relative): try folder.makeSymlink(relative, target: target)
-            case .child(let child, let inner): try child.fileSystem.makeSymlink(inner, target: target)
+            case .child(let child, let inner): try child.router.makeSymlink(inner, target: target)
             case .container, .newContainer: throw FileSystemError(EEXIST)
             }
         }
@@ -270,7 +270,7 @@ extension BrowseFileSystem {
                     if readOnly { throw FileSystemError(EROFS) }
                     try folder.link(source, to: target)
                 case (.child(let a, let inner), .child(let b, let innerTarget)) where a === b && inner != "/":
-                    try a.fileSystem.link(inner, to: innerTarget)
+                    try a.router.link(inner, to: innerTarget)
                 default:
                     throw FileSystemError(EXDEV)
                 }

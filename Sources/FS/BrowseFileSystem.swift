@@ -8,7 +8,7 @@ import Signing
 /// filesystem: a path is split once into the part in the real folder and the part inside a
 /// container; the first part is served by `PassThroughFolder` (POSIX calls relative to the
 /// folder's descriptor, errors as they are), the second by the container's own
-/// `ContainerFileSystem` (a "child", see `BrowseChildren`) with the rest of the path.
+/// `MountRouter` (a "child", see `BrowseChildren`) with the rest of the path.
 ///
 /// - Lazy: a child is opened when a request enters its folder, never at mount. Listing a
 ///   folder of containers costs one lstat and one 4-byte read per container file (does it
@@ -222,12 +222,12 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     private func forgetCachedContent(of child: BrowseChild) {
         let folderPath = "/" + child.relative
         invalidateLater(folderPath)
-        for name in child.fileSystem.currentSnapshot.dataFiles.map(\.name) { invalidateLater(folderPath + "/" + name) }
+        for name in child.router.currentSnapshot.dataFiles.map(\.name) { invalidateLater(folderPath + "/" + name) }
     }
 
     /// Opens a child with what a mounted container has: its kernel-cache callback (with the
     /// container folder's place in the mount before its paths) and its save schedule.
-    private func makeChild(_ relative: String) throws -> ContainerFileSystem {
+    private func makeChild(_ relative: String) throws -> MountRouter {
         TestHooks.holdContainerOpen()
         let path = folder.full(relative)
         // The container's folder, reached without links and held for as long as the container
@@ -241,9 +241,9 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         catch ContainerError.refused(let holder) {
             throw BrowseChildren.Busy(reason: holder)
         }
-        let child: ContainerFileSystem
+        let child: MountRouter
         do {
-            child = try ContainerFileSystem(containerPath: path, readOnly: readOnly || Self.isReadOnlyName(relative),
+            child = try MountRouter(containerPath: path, readOnly: readOnly || Self.isReadOnlyName(relative),
                                             environment: environment, lazySpoolFolder: true, folder: pinned, lock: lock)
         } catch {
             lock.release()
@@ -271,7 +271,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         var st = status
         var mode = st.st_mode & 0o777
         mode |= (mode & 0o444) >> 2
-        let childWritable = child.map { ((try? $0.fileSystem.attributes("/"))?.permissions ?? 0) & 0o200 != 0 }
+        let childWritable = child.map { ((try? $0.router.attributes("/"))?.permissions ?? 0) & 0o200 != 0 }
         if readOnly || Self.isReadOnlyName(relative) || childWritable == false { mode &= ~0o222 }
         st.st_mode = S_IFDIR | mode
         st.st_nlink = 2
@@ -304,7 +304,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
                 child.owner = (status.st_uid, status.st_gid)
                 return folderAttributes(child.relative, status, child: child)
             case .child(let child, let inner):
-                return try child.attributes(inner, try child.fileSystem.attributes(inner))
+                return try child.attributes(inner, try child.router.attributes(inner))
             case .newContainer(let relative, "/"):
                 return newContainerAttributes(lock.withLock { newContainers[relative] } ?? NewContainer())
             case .newContainer:
@@ -323,7 +323,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         switch try handle(id) {
         case .plain(let file): return try Self.status(of: file.fd)
         case .child(let child, let inner):
-            return try child.fileSystem.attributes(handle: inner).owned(by: child.owner)
+            return try child.router.attributes(handle: inner).owned(by: child.owner)
         }
     }
 
@@ -343,9 +343,9 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             case .child(let child, let inner):
                 if attributes {
                     let prefix = inner.hasSuffix("/") ? inner : inner + "/"
-                    return try child.fileSystem.listWithAttributes(inner).map { ($0, child.attributes(prefix + $0, $1)) }
+                    return try child.router.listWithAttributes(inner).map { ($0, child.attributes(prefix + $0, $1)) }
                 }
-                return try child.fileSystem.list(inner).map { ($0, NodeAttributes.directory(0, Date(timeIntervalSince1970: 0))) }
+                return try child.router.list(inner).map { ($0, NodeAttributes.directory(0, Date(timeIntervalSince1970: 0))) }
             case .newContainer(_, "/"):
                 return []
             case .newContainer, .container:
@@ -394,23 +394,23 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     }
 
     /// A child's handle, as a browse handle (the child stays open while it is).
-    private func wrap(_ child: BrowseChild, _ opened: ContainerFileSystem.OpenResult) -> ContainerFileSystem.OpenResult {
+    private func wrap(_ child: BrowseChild, _ opened: MountOpenResult) -> MountOpenResult {
         children.opened(child)
         return .init(handle: register(.child(child, opened.handle)), keepCache: opened.keepCache, directIO: opened.directIO)
     }
 
-    private func plain(_ fd: Int32, _ relative: String) -> ContainerFileSystem.OpenResult {
+    private func plain(_ fd: Int32, _ relative: String) -> MountOpenResult {
         .init(handle: register(.plain(PlainFile(fd: fd, relative: relative))), keepCache: false, directIO: false)
     }
 
-    public func open(_ path: String, flags: Int32) throws -> ContainerFileSystem.OpenResult {
+    func open(_ path: String, flags: Int32) throws -> MountOpenResult {
         try withPlace(path) { place in
             switch place {
             case .plain(let relative):
                 if let fd = hiddenDescriptor(relative) { return plain(try folder.reopen(fd, flags: flags), relative) }
                 return plain(try folder.open(relative, flags: flags), relative)
             case .child(let child, let inner):
-                return wrap(child, try child.fileSystem.open(inner, flags: flags))
+                return wrap(child, try child.router.open(inner, flags: flags))
             case .newContainer(_, let inner):
                 throw FileSystemError(inner == "/" ? EISDIR : ENOENT)
             case .container:
@@ -419,18 +419,18 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         }
     }
 
-    public func create(_ path: String, flags: Int32, mode: mode_t) throws -> ContainerFileSystem.OpenResult {
+    func create(_ path: String, flags: Int32, mode: mode_t) throws -> MountOpenResult {
         try withPlace(path) { place in
             switch place {
             case .plain(let relative):
                 return plain(try folder.create(relative, flags: flags, mode: mode), relative)
             case .child(let child, let inner):
                 if inner == "/" { throw FileSystemError(EISDIR) }
-                return wrap(child, try child.fileSystem.create(inner, flags: flags, mode: mode))
+                return wrap(child, try child.router.create(inner, flags: flags, mode: mode))
             case .newContainer(let relative, let inner):
                 if inner == "/" { throw FileSystemError(EISDIR) }
                 return try withMadeContainer(relative) { child in
-                    wrap(child, try child.fileSystem.create(inner, flags: flags, mode: mode))
+                    wrap(child, try child.router.create(inner, flags: flags, mode: mode))
                 }
             case .container:
                 throw FileSystemError(EEXIST)
@@ -464,7 +464,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             if count < 0 { throw FileSystemError(errno) }
             return count
         case .child(let child, let inner):
-            return try child.fileSystem.read(inner, into: buffer, at: offset, stop: stop)
+            return try child.router.read(inner, into: buffer, at: offset, stop: stop)
         }
     }
 
@@ -474,7 +474,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             // With the writer's rights: a write by another user clears a setuid bit, as on disk.
             return try CallerRights.run { try folder.check(pwrite(file.fd, buffer.baseAddress, buffer.count, off_t(offset))) }
         case .child(let child, let inner):
-            return try child.fileSystem.write(inner, buffer, at: offset)
+            return try child.router.write(inner, buffer, at: offset)
         }
     }
 
@@ -484,7 +484,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         case .plain(let file):
             Glibc.close(file.fd)
         case .child(let child, let inner):
-            child.fileSystem.release(inner)
+            child.router.release(inner)
             children.closed(child)
         }
     }
@@ -494,10 +494,10 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             if fsync(file.fd) != 0 { throw FileSystemError(errno) }
             return
         }
-        if let id, case .child(let child, _) = try handle(id) { return try child.fileSystem.commit() }
+        if let id, case .child(let child, _) = try handle(id) { return try child.router.commit() }
         guard let path else { return }
         try withPlace(path) { place in
-            if case .child(let child, _) = place { try child.fileSystem.commit() }
+            if case .child(let child, _) = place { try child.router.commit() }
         }
     }
 

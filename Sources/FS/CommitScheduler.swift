@@ -6,15 +6,15 @@ import Foundation
 final class CommitScheduler: @unchecked Sendable {
     let quietPeriod: TimeInterval
     let maximumDelay: TimeInterval
-    private weak var fileSystem: ContainerFileSystem?
+    private weak var files: DataFiles?
     private let queue = DispatchQueue(label: "asicfs.commit")
     private let lock = NSLock()
     private var lastChange: Date?
     private var firstUnsaved: Date?
     private var timerArmed = false
 
-    init(fileSystem: ContainerFileSystem, quietPeriod: TimeInterval = 0.2, maximumDelay: TimeInterval = 2) {
-        self.fileSystem = fileSystem
+    init(files: DataFiles, quietPeriod: TimeInterval = 0.2, maximumDelay: TimeInterval = 2) {
+        self.files = files
         self.quietPeriod = quietPeriod
         self.maximumDelay = maximumDelay
     }
@@ -56,6 +56,6 @@ final class CommitScheduler: @unchecked Sendable {
         guard let wait else { return }
         if wait > 0 { return schedule(after: wait) }
         // A failure is recorded in status/last-error by commit(); the next change retries.
-        try? fileSystem?.commit()
+        try? files?.commit()
     }
 }

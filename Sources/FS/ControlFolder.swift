@@ -42,25 +42,42 @@ enum ControlFile: Equatable {
 /// `signatures/<n>-<NAME>/remove` (removes that signature). Nothing here can be unlinked or
 /// removed (EPERM): a recursive delete that walks in must never strip a signature, which cannot
 /// be made again without its signer.
+///
+/// A part of the mount (`MountPart`, `ControlFolder+Files`): the `MountRouter` hands it every
+/// path below `.asicfs`, as the name inside it ("" is the folder itself, "sign/pkcs12").
 final class ControlFolder: @unchecked Sendable {
     static let name = ".asicfs"
 
     enum Folder: Equatable { case root, sign, status, signatures, signature(Int) }
     enum Node: Equatable { case folder(Folder), file(ControlFile) }
 
-    private unowned let fileSystem: ContainerFileSystem
+    /// The data files it describes; the claim, signings and error record of the same mount.
+    let files: DataFiles
+    let claim: MountClaim
+    let signing: SigningCoordinator
+    let errors: LastError
     private let validation: ValidationCache
     /// Guards the caches below.
     private let lock = NSLock()
     private var listedGeneration: UInt64?
     private var cachedSignatures: [SignatureSummary] = []
 
-    init(fileSystem: ContainerFileSystem, environment: SignatureEnvironment) {
-        self.fileSystem = fileSystem
+    init(files: DataFiles, signing: SigningCoordinator, environment: SignatureEnvironment) {
+        self.files = files
+        claim = files.claim
+        errors = files.errors
+        self.signing = signing
         validation = ValidationCache(environment: environment)
     }
 
-    static func contains(_ name: String) -> Bool { name == Self.name || name.hasPrefix(Self.name + "/") }
+    /// The name inside the folder of a mount's name ("" for `.asicfs` itself), or nil when `name` is outside it.
+    static func inner(_ name: String) -> String? {
+        if name == Self.name { return "" }
+        return name.hasPrefix(Self.name + "/") ? String(name.dropFirst(Self.name.count + 1)) : nil
+    }
+
+    /// `.asicfs/NAME`, as the user sees it (for messages).
+    static func shownName(_ inner: String) -> String { inner.isEmpty ? Self.name : Self.name + "/" + inner }
 
     // MARK: - Signatures of the current snapshot
 
@@ -73,7 +90,7 @@ final class ControlFolder: @unchecked Sendable {
 
     /// The signatures of the current snapshot, parsed once per snapshot.
     private func signatures() -> (generation: UInt64, snapshot: Container, list: [SignatureSummary]) {
-        let (snapshot, generation) = fileSystem.currentSnapshotAndGeneration
+        let (snapshot, generation) = files.currentSnapshotAndGeneration
         return lock.withLock {
             if listedGeneration != generation {
                 let parsed = snapshot.signatureFiles.flatMap { file in
@@ -100,8 +117,9 @@ final class ControlFolder: @unchecked Sendable {
 
     // MARK: - Paths
 
+    /// What a name inside the folder ("", "sign/pkcs12") is.
     func resolve(_ name: String) throws -> Node {
-        let parts = name.split(separator: "/").map(String.init)
+        let parts = [Self.name] + name.split(separator: "/").map(String.init)
         switch parts.count {
         case 1: return .folder(.root)
         case 2:
@@ -148,7 +166,7 @@ final class ControlFolder: @unchecked Sendable {
     func attributes(_ name: String) throws -> NodeAttributes {
         switch try resolve(name) {
         case .folder:
-            return .directory(0o555, fileSystem.mountedAt)
+            return .directory(0o555, files.mountedAt)
         case .file(let file):
             let size: Int
             switch file {
@@ -160,9 +178,9 @@ final class ControlFolder: @unchecked Sendable {
             default: size = content(file).count
             }
             var permissions: UInt16 = 0o444
-            if file.isRequest, !fileSystem.readOnly { permissions = 0o644 }
+            if file.isRequest, !files.readOnly { permissions = 0o644 }
             // A stable time: copying tools compare it before and after reading.
-            return NodeAttributes(kind: .file, size: Int64(size), permissions: permissions, modified: fileSystem.mountedAt,
+            return NodeAttributes(kind: .file, size: Int64(size), permissions: permissions, modified: files.mountedAt,
                                   isDynamic: true)
         }
     }
@@ -198,13 +216,13 @@ final class ControlFolder: @unchecked Sendable {
         switch file {
         case .readme: return Array(Self.readme.utf8)
         case .container: return Array(containerSummary.utf8)
-        case .current: return Array(fileSystem.signing.currentText.utf8)
+        case .current: return Array(signing.currentText.utf8)
         case .lastError:
             // One line whatever names the message quotes.
-            let error = PrintableText.escaped(fileSystem.lastError)
+            let error = PrintableText.escaped(errors.text)
             return error.isEmpty ? [] : Array((error + "\n").utf8)
         case .wait: return []
-        case .methodStatus(let method): return Array(fileSystem.signing.statusText(of: method).utf8)
+        case .methodStatus(let method): return Array(signing.statusText(of: method).utf8)
         case .sign(let method): return Array(method.usage.utf8)
         case .signature(let index, let part):
             let (generation, snapshot, list) = signatures()
@@ -233,22 +251,22 @@ final class ControlFolder: @unchecked Sendable {
     }
 
     private var containerSummary: String {
-        let snapshot = fileSystem.currentSnapshot
+        let snapshot = files.currentSnapshot
         let state: String
-        if fileSystem.readOnly { state = "read-only (\(fileSystem.shown(Self.whyReadOnly(snapshot.path))))" }
+        if files.readOnly { state = "read-only (\(files.shown(Self.whyReadOnly(snapshot.path))))" }
         else if snapshot.kind == .asicS { state = "read-only (ASiC-S: the data file is time-stamped)" }
         else if snapshot.isSigned { state = "signed: data files cannot change" }
-        else if let activity = fileSystem.currentActivity {
+        else if let activity = files.currentActivity {
             state = "unsigned, but \(activity): data files cannot change until it ends"
         }
         else { state = "unsigned: data files can be added, changed, renamed and removed" }
         return """
-        path: \(PrintableText.escaped(fileSystem.containerPath))
+        path: \(PrintableText.escaped(files.containerPath))
         format: \(snapshot.kind.rawValue)
-        data files: \(fileSystem.dataFileCount)
+        data files: \(files.dataFileCount)
         signatures: \(signatures().list.count)
         state: \(state)
-        unsaved changes: \(fileSystem.hasPendingChanges ? "yes (saved within seconds, on fsync and at unmount)" : "no")
+        unsaved changes: \(files.hasPendingChanges ? "yes (saved within seconds, on fsync and at unmount)" : "no")
 
         """
     }
@@ -287,7 +305,7 @@ final class ControlFolder: @unchecked Sendable {
             }
             return Array(text.utf8)
         case .method:
-            if let method = fileSystem.signing.method(ofSignatureIn: signature.file, id: signature.id) {
+            if let method = signing.method(ofSignatureIn: signature.file, id: signature.id) {
                 return Array("\(method.rawValue)\n".utf8)
             }
             return Array("unknown (not made in this mount)\n".utf8)
@@ -307,14 +325,14 @@ final class ControlFolder: @unchecked Sendable {
     /// `remove` file is written.
     func refuseRemoval(_ name: String) throws -> Never {
         _ = try resolve(name)
-        throw fileSystem.failure(EPERM, "cannot remove \(PrintableText.escaped(name)): nothing in \(Self.name) can be removed; "
+        throw errors.failure(EPERM, "cannot remove \(PrintableText.escaped(Self.shownName(name))): nothing in \(Self.name) can be removed; "
             + "to remove a signature, write 'remove' to \(Self.name)/signatures/<n>-<SIGNER>/remove")
     }
 
     /// What the folder of `name` (a path in a signature folder) is called, and the generation
     /// of the listing that named it: a `remove` request checks the signatures did not change.
     func signatureFolder(of name: String) -> (folder: String, generation: UInt64) {
-        (String(name.split(separator: "/")[2]), signatures().generation)
+        (String(name.split(separator: "/")[1]), signatures().generation)
     }
 
     /// A write to `signatures/<n>-<NAME>/remove`: `remove` (and a newline) removes that
@@ -322,26 +340,30 @@ final class ControlFolder: @unchecked Sendable {
     func removeSignature(_ request: UnsafeRawBufferPointer, folder folderName: String, ifStill expected: UInt64) throws {
         let text = String(decoding: request, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text == "remove" else {
-            throw fileSystem.failure(EINVAL, "write 'remove' to remove the signature \(folderName); nothing else is understood")
+            throw errors.failure(EINVAL, "write 'remove' to remove the signature \(folderName); nothing else is understood")
         }
         let (generation, snapshot, list) = signatures()
         guard generation == expected, let index = signatureIndex(folderName, in: list) else {
-            throw fileSystem.failure(EBUSY, "cannot remove the signature \(folderName): the signatures changed meanwhile; look again and retry")
+            throw errors.failure(EBUSY, "cannot remove the signature \(folderName): the signatures changed meanwhile; look again and retry")
         }
         let file = try removableSignatureFile(index, list, snapshot)
-        try fileSystem.removeSignatureFile(file, describedAs: "the signature \(folderName)", ifStill: generation)
+        let action = "remove the signature \(folderName)"
+        try signing.beginRemoval(action)
+        var adopted: Container?
+        defer { claim.release(adopting: adopted) }
+        adopted = try files.savingSignatures(removing: file, ifStill: generation, action: action)
     }
 
     /// The signature file of signature `index`, if it can be removed on its own.
     private func removableSignatureFile(_ index: Int, _ list: [SignatureSummary], _ snapshot: Container) throws -> String {
         guard snapshot.kind == .asicE else {
-            throw fileSystem.failure(EPERM, "cannot remove the signature \(folderName(index, list[index])): this is an ASiC-S "
+            throw errors.failure(EPERM, "cannot remove the signature \(folderName(index, list[index])): this is an ASiC-S "
                 + "container, whose signature or time-stamp is part of its format")
         }
         let file = list[index].file
         let count = list.filter { $0.file == file }.count
         if count > 1 {
-            throw fileSystem.failure(EPERM, "cannot remove the signature \(folderName(index, list[index])): \(file) holds \(count) "
+            throw errors.failure(EPERM, "cannot remove the signature \(folderName(index, list[index])): \(file) holds \(count) "
                 + "signatures and asicfs removes whole signature files only (that would remove the other \(count - 1) too)")
         }
         return file

@@ -15,19 +15,19 @@ import Validation
 /// It also matters for speed: `ls -l` asks every file for both, and after one EOPNOTSUPP it
 /// stops asking on this mount, where ENODATA cost two requests per file (20,000 for fsbench's
 /// 10,000-file container, most of its first `ls -l`).
-extension ContainerFileSystem {
+extension MountRouter {
     static let statusAttribute = "user.asicfs.status"
     static let signersAttribute = "user.asicfs.signers"
 
     /// The attribute names of `path` (which must exist).
-    public func extendedAttributeNames(_ path: String) throws -> [String] {
+    func extendedAttributeNames(_ path: String) throws -> [String] {
         _ = try attributes(path)
         return path == "/" ? [Self.statusAttribute, Self.signersAttribute] : []
     }
 
     /// One attribute's value; ENODATA when `path` has no such `user.` attribute, EOPNOTSUPP for
     /// the namespaces a container does not keep.
-    public func extendedAttribute(_ path: String, name: String) throws -> [UInt8] {
+    func extendedAttribute(_ path: String, name: String) throws -> [UInt8] {
         let names = try extendedAttributeNames(path)
         guard name.hasPrefix("user.") else { throw FileSystemError(EOPNOTSUPP) }
         guard names.contains(name) else { throw FileSystemError(ENODATA) }

@@ -33,7 +33,7 @@
 //   file's pages as well.
 // - Files being written (spools) are not kept: their bytes change under open handles. A
 //   write-only handle that is its file's only one gets direct_io (its bytes are never cached),
-//   and so does every handle opened on that file while it is open (`ContainerFileSystem.openSpool`).
+//   and so does every handle opened on that file while it is open (`DataFiles.openSpool`).
 // - Control files (.asicfs/...) use direct_io: they are generated on every open, their size is
 //   only known then, and they must never be served stale. With direct_io every read reaches us,
 //   whatever size getattr gave: `status/wait` and `status/<method>` report 0, the validation
@@ -141,7 +141,7 @@ private func fill(_ st: UnsafeMutablePointer<stat>, _ attributes: NodeAttributes
 }
 
 /// An open file's handle and how the kernel is to cache it (see the comment at the top).
-private func record(_ opened: ContainerFileSystem.OpenResult, in info: UnsafeMutablePointer<fuse_file_info>) {
+private func record(_ opened: MountOpenResult, in info: UnsafeMutablePointer<fuse_file_info>) {
     info.pointee.fh = opened.handle
     info.pointee.keep_cache = opened.keepCache ? 1 : 0
     info.pointee.direct_io = opened.directIO ? 1 : 0
@@ -166,7 +166,7 @@ func fuseOperations() -> fuse_operations {
         config?.pointee.nullpath_ok = 0
         // Not hard_remove: then fstat of a file removed while open fails (ESTALE; the kernel
         // sends no handle with GETATTR). libfuse's `.fuse_hidden…` rename keeps a name for it,
-        // and ContainerFileSystem takes that rename as the removal (never listed or saved).
+        // and DataFiles takes that rename as the removal (never listed or saved).
         config?.pointee.hard_remove = 0
         return fuse_get_context()!.pointee.private_data
     }
@@ -276,7 +276,7 @@ func fuseOperations() -> fuse_operations {
     }
     ops.rename = { from, to, flags in
         reply {
-            try fileSystem().rename(path(from), to: path(to), flags: flags)
+            try fileSystem().rename(path(from), to: path(to), flags: RenameFlags(rawValue: flags))
             return 0
         }
     }

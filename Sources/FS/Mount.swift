@@ -99,7 +99,7 @@ public enum Mounter {
             gate = MountGate()
             check = {
                 TestHooks.holdMountCheck()
-                return try ContainerFileSystem(containerPath: path, readOnly: readOnly, environment: environment,
+                return try MountRouter(containerPath: path, readOnly: readOnly, environment: environment,
                                                folder: folder, lock: lock)
             }
         }

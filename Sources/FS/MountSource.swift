@@ -1,10 +1,12 @@
 import Foundation
 
 /// The narrow interface the FUSE adaptor talks to: one mounted tree, by path, in Swift terms,
-/// with errors as `FileSystemError` (mapped to an errno in one place). `ContainerFileSystem`
-/// (one container) and `BrowseFileSystem` (a folder tree whose containers are folders, a layer
-/// that delegates each container to a `ContainerFileSystem`) implement it. Safe to call from
-/// many threads at once. Handles are the source's own numbers, kept by the kernel in `fh`.
+/// with errors as `FileSystemError` (mapped to an errno in one place). `MountRouter` (one
+/// container: its data files and its control folder) and `BrowseFileSystem` (a folder tree
+/// whose containers are folders, a layer that hands each container to that container's
+/// `MountRouter`) implement it. Safe to call from many threads at once. Handles are the
+/// source's own numbers, kept by the kernel in `fh`. What a source does not support has a
+/// default answer below (EPERM for changes, ENODATA and ENOTSUP for extended attributes).
 protocol MountSource: AnyObject, Sendable {
     func attributes(_ path: String) throws -> NodeAttributes
     /// fstat of an open file that may have no name any more.
@@ -13,8 +15,8 @@ protocol MountSource: AnyObject, Sendable {
     /// The names directly inside a folder with their attributes (READDIRPLUS).
     func listWithAttributes(_ path: String) throws -> [(String, NodeAttributes)]
 
-    func open(_ path: String, flags: Int32) throws -> ContainerFileSystem.OpenResult
-    func create(_ path: String, flags: Int32, mode: mode_t) throws -> ContainerFileSystem.OpenResult
+    func open(_ path: String, flags: Int32) throws -> MountOpenResult
+    func create(_ path: String, flags: Int32, mode: mode_t) throws -> MountOpenResult
     func read(_ handle: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
               stop: () -> Int32?) throws -> Int
     func write(_ handle: UInt64, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws -> Int
@@ -27,8 +29,7 @@ protocol MountSource: AnyObject, Sendable {
     func unlink(_ path: String) throws
     func makeFolder(_ path: String, mode: mode_t) throws
     func removeFolder(_ path: String) throws
-    /// `flags`: `ContainerFileSystem.renameNoReplace`, `.renameExchange` (renameat2's values).
-    func rename(_ from: String, to: String, flags: UInt32) throws
+    func rename(_ from: String, to: String, flags: RenameFlags) throws
     /// utimensat's two times; a `tv_nsec` of `FileTimes.now` or `FileTimes.omit` means what it does there.
     func setTimes(_ path: String, accessed: timespec, modified: timespec) throws
     func setMode(_ path: String, _ mode: mode_t) throws
@@ -52,7 +53,7 @@ protocol MountSource: AnyObject, Sendable {
     func stop()
     /// Saves everything pending (unmount); nil, or why something could not be saved and where
     /// the unsaved files went. `everyFileClosed`: the kernel unmounted (see
-    /// `ContainerFileSystem.close`).
+    /// `DataFiles.close`).
     func close(everyFileClosed: Bool) -> String?
 }
 
@@ -62,57 +63,40 @@ enum FileTimes {
     static let omit = (1 << 30) - 2
 }
 
-/// Keeps the source alive for libfuse, which gets an untyped pointer (`private_data`), behind
-/// the gate that holds requests while a container is checked (see `MountGate`), and
-/// the listings of open folders: a listing is made once per opendir (and rewind) and handed
-/// out in pieces by offset, so that READDIRPLUS carries the attributes (libfuse passes them
-/// to the kernel only for entries filled with offsets; a listing filled all at once makes the
-/// kernel send one LOOKUP per name after it).
-final class MountSourceBox: @unchecked Sendable {
-    let gate: MountGate
-    /// The root folder's attributes while the check runs: a folder, writable unless the mount
-    /// is read-only, with the container file's time. The check's own (a signed container's
-    /// root is not writable, and shows its newest file's time) replace them when it ends: the
-    /// kernel is then told to drop what it cached.
-    let provisionalRoot: NodeAttributes
-    private let lock = NSLock()
-    private var listings: [UInt64: Listing] = [:]
-    private var nextListing: UInt64 = 1
 
-    struct Listing {
-        var entries: [(name: String, attributes: NodeAttributes?)]
-        var withAttributes: Bool
+/// An open file's number for the kernel (`fh`), and how the kernel is to cache its bytes.
+struct MountOpenResult: Sendable {
+    let handle: UInt64
+    /// The content cannot change behind the kernel's back: it may keep its page cache.
+    let keepCache: Bool
+    /// Generated content, or bytes that only one writer sees: bypass the page cache entirely.
+    let directIO: Bool
+}
+
+/// renameat2's flags (the Linux ABI values: RENAME_NOREPLACE, RENAME_EXCHANGE).
+struct RenameFlags: OptionSet, Sendable {
+    let rawValue: UInt32
+    static let noReplace = RenameFlags(rawValue: 1)
+    static let exchange = RenameFlags(rawValue: 2)
+}
+
+/// What a source answers for what it does not support.
+extension MountSource {
+    func makeSymlink(_ path: String, target: String) throws { throw FileSystemError(EPERM) }
+    func readSymlink(_ path: String) throws -> String { throw FileSystemError(EINVAL) }
+    func link(_ path: String, to newPath: String) throws { throw FileSystemError(EPERM) }
+    func setMode(_ path: String, _ mode: mode_t) throws { throw FileSystemError(EPERM) }
+    func setOwner(_ path: String, user: uid_t, group: gid_t) throws { throw FileSystemError(EPERM) }
+    func extendedAttributeNames(_ path: String) throws -> [String] {
+        _ = try attributes(path)
+        return []
     }
-
-    init(gate: MountGate, provisionalRoot: NodeAttributes) {
-        self.gate = gate
-        self.provisionalRoot = provisionalRoot
+    func extendedAttribute(_ path: String, name: String) throws -> [UInt8] {
+        _ = try attributes(path)
+        throw FileSystemError(ENODATA)
     }
-
-    /// The checked source (waits for the check; EIO when it failed).
-    var source: any MountSource { get throws { try gate.source() } }
-
-    func openListing() -> UInt64 {
-        lock.withLock {
-            defer { nextListing += 1 }
-            listings[nextListing] = Listing(entries: [], withAttributes: false)
-            return nextListing
-        }
+    func setExtendedAttribute(_ path: String, name: String, value: [UInt8], flags: Int32) throws {
+        throw FileSystemError(ENOTSUP)
     }
-
-    func closeListing(_ id: UInt64) { lock.withLock { listings[id] = nil } }
-
-    /// The entries of an open folder ("." and ".." first); made again at offset 0 (rewinddir).
-    func listing(_ id: UInt64, path: String, offset: Int, withAttributes: Bool) throws -> [(name: String, attributes: NodeAttributes?)] {
-        if offset > 0, let listing = lock.withLock({ listings[id] }), listing.withAttributes || !withAttributes,
-           !listing.entries.isEmpty {
-            return listing.entries
-        }
-        let entries: [(name: String, attributes: NodeAttributes?)] = withAttributes
-            ? try source.listWithAttributes(path).map { ($0.0, $0.1) }
-            : try source.list(path).map { ($0, nil) }
-        let all = [(".", nil), ("..", nil)] + entries
-        lock.withLock { if listings[id] != nil { listings[id] = Listing(entries: all, withAttributes: withAttributes) } }
-        return all
-    }
+    func removeExtendedAttribute(_ path: String, name: String) throws { throw FileSystemError(ENOTSUP) }
 }

@@ -8,14 +8,14 @@ import Signing
 ///
 /// A request is checked on the writer's thread at every write (`write`): bad parameters fail the
 /// write with EINVAL. It starts when its file is closed (`take`): the mount is claimed
-/// (`ContainerFileSystem.claim`: no data file may change until the signing ends) and pending
+/// (`MountClaim`: no data file may change until the signing ends) and pending
 /// changes are committed. A problem found then (a file still open for writing, a missing or
 /// unreadable PKCS#12 file, a wrong passphrase) can fail no write: the signing ends at once as
 /// failed, which `status/wait` reports. Otherwise the session runs on the
 /// snapshot that commit produced; success switches the mount to the signed snapshot.
 ///
-/// Locking: `condition` guards everything below. Holding it, the coordinator may take the file
-/// system's lock (claim, release, recordError); the file system never calls in here holding its own.
+/// Locking: `condition` guards everything below. Holding it, the coordinator may take the
+/// claim's and the data files' locks (claim, release, recordError); they never call in here.
 final class SigningCoordinator: @unchecked Sendable {
     /// How the last signing ended; its `line` is what `status/wait` and `status/current` show.
     enum Outcome: Equatable {
@@ -53,7 +53,8 @@ final class SigningCoordinator: @unchecked Sendable {
     static let maximumWaiters = 6
 
     let environment: SignatureEnvironment
-    private unowned let fileSystem: ContainerFileSystem
+    /// The mount's claim: all the coordinator holds of the mount.
+    private let claim: MountClaim
     private let condition = NSCondition()
     private var running: Running?
     private var last: Outcome?
@@ -67,8 +68,8 @@ final class SigningCoordinator: @unchecked Sendable {
     private var pending: [ObjectIdentifier: SigningMethod] = [:]
     private let threads = DispatchGroup()
 
-    init(fileSystem: ContainerFileSystem, environment: SignatureEnvironment) {
-        self.fileSystem = fileSystem
+    init(claim: MountClaim, environment: SignatureEnvironment) {
+        self.claim = claim
         self.environment = environment
     }
 
@@ -82,7 +83,7 @@ final class SigningCoordinator: @unchecked Sendable {
     func write(_ request: SignRequest, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         let method = request.method
         guard request.state == .open else {
-            throw fileSystem.failure(EINVAL, "\(method.rawValue): this request was refused or done with already; open the file again")
+            throw claim.failure(EINVAL, "\(method.rawValue): this request was refused or done with already; open the file again")
         }
         do {
             let (text, complete) = try request.append(bytes, at: offset)
@@ -107,7 +108,7 @@ final class SigningCoordinator: @unchecked Sendable {
                 condition.broadcast()
             }
             let code = (error as? FileSystemError)?.code ?? EINVAL
-            throw fileSystem.failure(code, (error as? FileSystemError)?.description ?? "\(error)")
+            throw claim.failure(code, (error as? FileSystemError)?.description ?? "\(error)")
         }
     }
 
@@ -140,10 +141,10 @@ final class SigningCoordinator: @unchecked Sendable {
             throw FileSystemError(EBUSY, "cannot start a \(method.rawValue) signing: a \(other.value.rawValue) signing is "
                 + "already requested (it starts when its file is closed; cat .asicfs/status/wait waits for it to end)")
         }
-        if fileSystem.dataFileCount == 0 {
+        if claim.dataFileCount == 0 {
             throw SigningParameterError("cannot sign: the container has no data files; copy the files to sign into the mount first")
         }
-        if let name = fileSystem.fileOpenForWriting {
+        if let name = claim.fileOpenForWriting {
             throw FileSystemError(EBUSY, "cannot sign: '\(PrintableText.escaped(name))' is still open for writing; close it first, "
                 + "so that the signature covers its final content")
         }
@@ -184,7 +185,7 @@ final class SigningCoordinator: @unchecked Sendable {
             pending[id] = nil
             do {
                 try checkStartable(method, besides: id)
-                try fileSystem.claim("a \(method.rawValue) signing is running", for: "start a \(method.rawValue) signing")
+                try claim.claim("a \(method.rawValue) signing is running", for: "start a \(method.rawValue) signing")
                 running = Running(method: method, state: "signing: starting", cancellation: cancellation)
                 return nil
             } catch {
@@ -192,7 +193,7 @@ final class SigningCoordinator: @unchecked Sendable {
             }
         }
         if let refusal { return refuseAtClose(id, method, refusal) }
-        let name = PathText.lastComponent(of: fileSystem.containerPath)
+        let name = PathText.lastComponent(of: claim.containerPath)
         let notification = ReplaceableNotification("asicfs: signing \(name)", "with \(method.rawValue); see .asicfs/status/current",
                                                    configuration: environment.configuration)
         condition.withLock { running?.notification = notification }
@@ -203,7 +204,7 @@ final class SigningCoordinator: @unchecked Sendable {
             signer = try prepared?.signer.get()
                 ?? method.signer(parameters, context: SignerContext(environment: environment, cancellation: cancellation,
                                                                     commandLine: false))
-            snapshot = try fileSystem.snapshotForSigning()
+            snapshot = try claim.snapshot()
         } catch {
             // The signer could not be made (unreadable file, wrong passphrase), or a file is still
             // open for writing: a signing that failed.
@@ -226,7 +227,7 @@ final class SigningCoordinator: @unchecked Sendable {
     private func refuseAtClose(_ id: ObjectIdentifier, _ method: SigningMethod, _ reason: String) {
         condition.withLock {
             pending[id] = nil
-            fileSystem.recordError("\(reason) (the request was refused when its file was closed; nothing was signed)")
+            claim.recordError("\(reason) (the request was refused when its file was closed; nothing was signed)")
             last = .failed("the \(method.rawValue) request was refused: \(reason)")
             lastOfMethod[method] = last
             condition.broadcast()
@@ -239,7 +240,7 @@ final class SigningCoordinator: @unchecked Sendable {
     private func cancel(_ method: SigningMethod) throws {
         try condition.withLock {
             guard let running, running.method == method else {
-                throw fileSystem.failure(EINVAL, "cancel: no \(method.rawValue) signing is running")
+                throw claim.failure(EINVAL, "cancel: no \(method.rawValue) signing is running")
             }
             running.cancellation.cancel()
         }
@@ -269,7 +270,7 @@ final class SigningCoordinator: @unchecked Sendable {
     /// Ends the running signing: the mount adopts the signed container (before anyone waiting
     /// is woken, so what they do next sees it) or stays as it was.
     private func finish(_ method: SigningMethod, _ result: Result<SigningOutcome, Error>) {
-        let name = PathText.lastComponent(of: fileSystem.containerPath)
+        let name = PathText.lastComponent(of: claim.containerPath)
         let notification = condition.withLock { running?.notification }
         switch result {
         case .success(let outcome):
@@ -280,14 +281,14 @@ final class SigningCoordinator: @unchecked Sendable {
         condition.withLock {
             switch result {
             case .success(let outcome):
-                fileSystem.release(adopting: outcome.container)
+                claim.release(adopting: outcome.container)
                 methods[Self.key(outcome.signatureFile, outcome.signatureId)] = method
                 last = .done(outcome.summary)
             case .failure(let error):
-                fileSystem.release(adopting: nil)
-                let reason = fileSystem.shown("\(error)")
-                fileSystem.recordError("signing with \(method.rawValue) failed: \(reason)")
-                SystemLog.error("\(fileSystem.containerPath): signing with \(method.rawValue) failed: \(reason)")
+                claim.release(adopting: nil)
+                let reason = claim.shown("\(error)")
+                claim.recordError("signing with \(method.rawValue) failed: \(reason)")
+                SystemLog.error("\(claim.containerPath): signing with \(method.rawValue) failed: \(reason)")
                 last = .failed(reason)
             }
             lastOfMethod[method] = last
@@ -323,9 +324,9 @@ final class SigningCoordinator: @unchecked Sendable {
     func beginRemoval(_ action: String) throws {
         try condition.withLock {
             if let running {
-                throw fileSystem.failure(EBUSY, "cannot \(action): a \(running.method.rawValue) signing is running")
+                throw claim.failure(EBUSY, "cannot \(action): a \(running.method.rawValue) signing is running")
             }
-            try fileSystem.claim("a signature is being removed", for: action)
+            try claim.claim("a signature is being removed", for: action)
         }
     }
 
@@ -429,7 +430,7 @@ final class SigningCoordinator: @unchecked Sendable {
     private func block(reading file: String, stop: () -> Int32?, while busy: () -> Bool) throws {
         guard busy() else { return }
         guard waiters < Self.maximumWaiters else {
-            throw fileSystem.failure(EBUSY, "too many readers are waiting in .asicfs/\(file) (at most \(Self.maximumWaiters))")
+            throw claim.failure(EBUSY, "too many readers are waiting in .asicfs/\(file) (at most \(Self.maximumWaiters))")
         }
         waiters += 1
         defer { waiters -= 1 }

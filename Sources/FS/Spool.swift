@@ -7,6 +7,11 @@ import Foundation
 /// up as ENOSPC on `write`, and nothing big is ever held in memory) until a commit moves the
 /// bytes into the container. That file is made in the mount's `SpoolFolder`, and everything
 /// reads it through the descriptor that wrote it, never by its path.
+///
+/// Locking: the bytes, size, time, generation and failure are guarded by the spool's own
+/// `lock` (a write to one file never waits for the view or for another file's write); the
+/// handle counts (`writers`, `opened`, `uncachedHandles`, `removed`) by the view's lock in
+/// `DataFiles`, which may take this lock inside its own, never the other way.
 final class Spool: @unchecked Sendable {
     static let memoryLimit = 64 << 10
 
@@ -15,38 +20,59 @@ final class Spool: @unchecked Sendable {
     private var fileName: String?
     private var memory: [UInt8]? = []
     private var file: PosixFile?
-    private(set) var size: Int64 = 0
-    var modified: Date
+    private let lock = NSLock()
+    private var storedSize: Int64 = 0
+    private var storedModified: Date
+    private var storedGeneration: UInt64 = 0
+    private var storedFailure: Error?
+    var size: Int64 { lock.withLock { storedSize } }
+    var modified: Date {
+        get { lock.withLock { storedModified } }
+        set { lock.withLock { storedModified = newValue } }
+    }
     /// Open handles that may write (a spool with writers is never committed half-written).
     var writers = 0
     /// Open handles of any kind.
     var opened = 0
     /// Bumped by every change, so a commit can tell whether it saved the latest bytes.
-    var generation: UInt64 = 0
-    /// Open handles that bypass the page cache (`ContainerFileSystem.openSpool`).
+    var generation: UInt64 { lock.withLock { storedGeneration } }
+    /// Open handles that bypass the page cache (`DataFiles.openSpool`).
     var uncachedHandles = 0
     /// Removed from the view while open: writes through the open handles change nothing to save.
     var removed = false
     /// A write failed (disk full, I/O error): the bytes are incomplete and must not be committed.
-    var failed: Error?
+    var failed: Error? { lock.withLock { storedFailure } }
     /// The bytes' digest, computed in the background while they arrive in order.
     let digest = SpoolDigest()
 
     init(in folder: SpoolFolder, modified: Date = Date()) {
         self.folder = folder
-        self.modified = modified
+        storedModified = modified
     }
+
+    /// A new time (touch): a change a commit must save.
+    func setModified(_ date: Date) {
+        lock.withLock {
+            storedModified = date
+            storedGeneration += 1
+        }
+    }
+
+    /// Written again from the start (O_TRUNC): an earlier failed write no longer matters.
+    func clearFailure() { lock.withLock { storedFailure = nil } }
 
     deinit { if let fileName { folder.removeFile(fileName) } }
 
     /// True when the bytes are in the spool file, not in memory.
-    var isOnDisk: Bool { file != nil }
+    var isOnDisk: Bool { lock.withLock { file != nil } }
 
     /// A name for messages.
     private var label: String { fileName.map { "\(folder.path)/\($0)" } ?? folder.path }
 
     /// Where a commit takes the bytes from: memory, or the open spool file.
-    var source: NewDataFile {
+    var source: NewDataFile { lock.withLock { unlockedSource } }
+
+    private var unlockedSource: NewDataFile {
         if let memory { return NewDataFile(bytes: memory, name: label) }
         var source = NewDataFile(sourcePath: label)
         source.openFile = file
@@ -55,7 +81,9 @@ final class Spool: @unchecked Sendable {
     }
 
     /// Moves the spool file out to `target` (a rescue at unmount); false when it could not.
-    func moveFile(to target: String) -> Bool {
+    func moveFile(to target: String) -> Bool { lock.withLock { unlockedMoveFile(to: target) } }
+
+    private func unlockedMoveFile(to target: String) -> Bool {
         guard let fileName, folder.moveFile(fileName, to: target) else { return false }
         self.fileName = nil
         return true
@@ -73,6 +101,10 @@ final class Spool: @unchecked Sendable {
     }
 
     func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws {
+        try lock.withLock { try unlockedWrite(buffer, at: offset) }
+    }
+
+    private func unlockedWrite(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws {
         do {
             let end = offset + Int64(buffer.count)
             if memory != nil, end > Int64(Self.memoryLimit) { try spill() }
@@ -85,17 +117,21 @@ final class Spool: @unchecked Sendable {
                 try file!.write(buffer, at: offset)
             }
         } catch {
-            failed = error
+            storedFailure = error
             digest.giveUp()
             throw error
         }
         digest.wrote(at: offset, count: buffer.count)
-        size = max(size, offset + Int64(buffer.count))
-        modified = Date()
-        generation += 1
+        storedSize = max(storedSize, offset + Int64(buffer.count))
+        storedModified = Date()
+        storedGeneration += 1
     }
 
     func truncate(to length: Int64) throws {
+        try lock.withLock { try unlockedTruncate(to: length) }
+    }
+
+    private func unlockedTruncate(to length: Int64) throws {
         digest.truncated(to: length)
         if memory != nil, length > Int64(Self.memoryLimit) { try spill() }
         if memory != nil {
@@ -105,13 +141,17 @@ final class Spool: @unchecked Sendable {
         } else {
             try file!.truncate(to: length)
         }
-        size = length
-        modified = Date()
-        generation += 1
+        storedSize = length
+        storedModified = Date()
+        storedGeneration += 1
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        let count = Int(max(0, min(Int64(buffer.count), size - offset)))
+        try lock.withLock { try unlockedRead(into: buffer, at: offset) }
+    }
+
+    private func unlockedRead(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        let count = Int(max(0, min(Int64(buffer.count), storedSize - offset)))
         if count == 0 { return 0 }
         if let memory {
             memory.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }

@@ -5,7 +5,7 @@ import Foundation
 /// writing without O_TRUNC, truncate to a length above 0). The copy of a large file takes
 /// seconds, so it runs outside the view's lock: every other request goes on meanwhile, and a
 /// second writer of the same file waits on this fill's own lock only. The spool is put into
-/// the view when the copy is complete (`ContainerFileSystem.fillSpool`), and only if the file
+/// the view when the copy is complete (`DataFiles.fillSpool`), and only if the file
 /// is still the one copied.
 final class SpoolFill: @unchecked Sendable {
     let spool: Spool
