@@ -53,7 +53,7 @@ extension DataFiles {
         // No trash inside a container: file managers then offer to delete permanently, as they
         // do on read-only media, instead of putting the file into the container under .Trash.
         if TransientNames.isTrashFolder(name) {
-            throw fail(EPERM, "cannot create '\(name)': a container keeps no trash folder (delete permanently instead)")
+            throw failure(EPERM, "cannot create '\(name)': a container keeps no trash folder (delete permanently instead)")
         }
         try lock.withLock {
             if view[name] != nil || isFolder(name) { throw FileSystemError(EEXIST) }
@@ -110,7 +110,7 @@ extension DataFiles {
                 // Every new name is checked before anything moves, so a refusal changes nothing.
                 let moves = order.filter { $0.hasPrefix(prefix) }.map { ($0, to + "/" + $0.dropFirst(prefix.count)) }
                 for (_, new) in moves {
-                    do { try EntryName.validateDataFileName(new) } catch { throw fail(EINVAL, "\(error)") }
+                    do { try EntryName.validateDataFileName(new) } catch { throw failure(EINVAL, "\(error)") }
                 }
                 for (old, new) in moves {
                     view[new] = view.removeValue(forKey: old)

@@ -172,30 +172,15 @@ extension DataFiles {
             return pinnedFolder.shown("the unsaved files could not be kept (\(error))"
                 + (kept.map { " (the raw spool files, for files over 64 KiB, are in \($0))" } ?? ""))
         }
-        var lost: [String] = []
-        lock.withLock {
-            // Editor temporaries are not kept: they were never going to be saved.
-            for name in order where !temporaries.contains(name) {
-                // A spool whose write failed holds partial bytes; the writer was told already.
-                guard case .spooled(let spool) = view[name], spool.failed == nil else { continue }
-                let target = folder + "/" + name
-                try? FileManager.default.createDirectory(atPath: PathText.folder(of: target), withIntermediateDirectories: true)
-                if spool.isOnDisk {
-                    if !spool.moveFile(to: target) { lost.append(name) }
-                    continue
-                }
-                do {
-                    let output = try PosixFile.createExclusive(target, mode: 0o600)
-                    var bytes = [UInt8](repeating: 0, count: Int(spool.size))
-                    let count = try bytes.withUnsafeMutableBytes { try spool.read(into: $0, at: 0) }
-                    try bytes.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: 0) }
-                    try output.sync()
-                } catch {
-                    Glibc.unlink(target)
-                    lost.append(name)
-                }
+        // Editor temporaries are not kept: they were never going to be saved. A spool whose
+        // write failed holds partial bytes; the writer was told already.
+        let unsaved = lock.withLock {
+            order.filter { !temporaries.contains($0) }.compactMap { name -> (name: String, spool: Spool)? in
+                guard case .spooled(let spool) = view[name], spool.failed == nil else { return nil }
+                return (name, spool)
             }
         }
+        let lost = SpoolFolder.rescue(unsaved, into: folder)
         if lost.isEmpty {
             lock.withLock { spools?.removeAll() }
             return pinnedFolder.shown("the unsaved files are in \(folder)")

@@ -174,12 +174,10 @@ final class DataFiles: MountPart, ClaimableFiles, @unchecked Sendable {
     /// An error whose message goes to `status/last-error`.
     func failure(_ code: Int32, _ message: String) -> FileSystemError { errors.failure(code, message) }
 
-    func fail(_ code: Int32, _ message: String) -> FileSystemError { errors.failure(code, message) }
-
     /// Throws unless data files may change now (`DataFileFreeze`; the caller holds `lock`).
     func checkWritable(_ action: String) throws {
         if let freeze = DataFileFreeze.of(snapshot, readOnlyMount: readOnly, claimedBy: claim.activity) {
-            throw fail(freeze.code, freeze.refusing(action))
+            throw failure(freeze.code, freeze.refusing(action))
         }
     }
 
@@ -219,14 +217,14 @@ final class DataFiles: MountPart, ClaimableFiles, @unchecked Sendable {
             for name in order {
                 guard case .spooled(let spool) = view[name] else { continue }
                 if spool.writers > 0 {
-                    throw fail(EBUSY, "cannot sign: '\(name)' is still open for writing; close it first, so that the signature covers its final content")
+                    throw failure(EBUSY, "cannot sign: '\(name)' is still open for writing; close it first, so that the signature covers its final content")
                 }
                 if let failed = spool.failed {
-                    throw fail(EIO, "cannot sign: writing '\(name)' failed (\(FileSystemError.from(failed))); remove it or write it again first")
+                    throw failure(EIO, "cannot sign: writing '\(name)' failed (\(FileSystemError.from(failed))); remove it or write it again first")
                 }
             }
             if pendingChanges {
-                throw fail(EBUSY, "cannot sign yet: the latest changes are still open in another program; close them and try again")
+                throw failure(EBUSY, "cannot sign yet: the latest changes are still open in another program; close them and try again")
             }
             return snapshot
         }
@@ -395,7 +393,7 @@ final class DataFiles: MountPart, ClaimableFiles, @unchecked Sendable {
         do {
             try EntryName.validateDataFileName(name)
         } catch {
-            throw fail(EINVAL, "\(error)")
+            throw failure(EINVAL, "\(error)")
         }
         let parent = PathText.parent(of: name)
         if view[parent] != nil { throw FileSystemError(ENOTDIR) }
@@ -478,7 +476,7 @@ final class DataFiles: MountPart, ClaimableFiles, @unchecked Sendable {
                         offset += Int64(chunk.count)
                     }
                 } catch {
-                    throw fail(FileSystemError.from(error).code, "cannot change '\(name)': \(error)")
+                    throw failure(FileSystemError.from(error).code, "cannot change '\(name)': \(error)")
                 }
                 spool.modified = modified ?? file.modified
             }
@@ -523,7 +521,7 @@ final class DataFiles: MountPart, ClaimableFiles, @unchecked Sendable {
             try spool.write(buffer, at: offset)
         } catch {
             let reason = FileSystemError.from(error)
-            throw fail(reason.code, "writing a file failed (\(reason)); it will not be added to the container")
+            throw failure(reason.code, "writing a file failed (\(reason)); it will not be added to the container")
         }
         lock.withLock { if !spool.removed { noteChange() } }
         return buffer.count

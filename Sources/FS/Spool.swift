@@ -8,10 +8,12 @@ import Foundation
 /// bytes into the container. That file is made in the mount's `SpoolFolder`, and everything
 /// reads it through the descriptor that wrote it, never by its path.
 ///
-/// Locking: the bytes, size, time, generation and failure are guarded by the spool's own
-/// `lock` (a write to one file never waits for the view or for another file's write); the
-/// handle counts (`writers`, `opened`, `uncachedHandles`, `removed`) by the view's lock in
-/// `DataFiles`, which may take this lock inside its own, never the other way.
+/// Locking, a lock per spool: `ioLock` guards the bytes (memory, file) and is held for the I/O
+/// of one read or write; `stateLock` guards the size, time, generation and failure and is held
+/// only to read or set them (never across I/O), so a listing, a stat or a save planning around
+/// a file being written never waits for that write. Neither is held while taking another lock
+/// but `ioLock` -> `stateLock`. The handle counts (`writers`, `opened`, `uncachedHandles`,
+/// `removed`) are guarded by the view's lock in `DataFiles`, which may take these inside its own.
 final class Spool: @unchecked Sendable {
     static let memoryLimit = 64 << 10
 
@@ -20,28 +22,29 @@ final class Spool: @unchecked Sendable {
     private var fileName: String?
     private var memory: [UInt8]? = []
     private var file: PosixFile?
-    private let lock = NSLock()
+    let ioLock = NSLock()
+    private let stateLock = NSLock()
     private var storedSize: Int64 = 0
     private var storedModified: Date
     private var storedGeneration: UInt64 = 0
     private var storedFailure: Error?
-    var size: Int64 { lock.withLock { storedSize } }
+    var size: Int64 { stateLock.withLock { storedSize } }
     var modified: Date {
-        get { lock.withLock { storedModified } }
-        set { lock.withLock { storedModified = newValue } }
+        get { stateLock.withLock { storedModified } }
+        set { stateLock.withLock { storedModified = newValue } }
     }
     /// Open handles that may write (a spool with writers is never committed half-written).
     var writers = 0
     /// Open handles of any kind.
     var opened = 0
     /// Bumped by every change, so a commit can tell whether it saved the latest bytes.
-    var generation: UInt64 { lock.withLock { storedGeneration } }
+    var generation: UInt64 { stateLock.withLock { storedGeneration } }
     /// Open handles that bypass the page cache (`DataFiles.openSpool`).
     var uncachedHandles = 0
     /// Removed from the view while open: writes through the open handles change nothing to save.
     var removed = false
     /// A write failed (disk full, I/O error): the bytes are incomplete and must not be committed.
-    var failed: Error? { lock.withLock { storedFailure } }
+    var failed: Error? { stateLock.withLock { storedFailure } }
     /// The bytes' digest, computed in the background while they arrive in order.
     let digest = SpoolDigest()
 
@@ -52,25 +55,25 @@ final class Spool: @unchecked Sendable {
 
     /// A new time (touch): a change a commit must save.
     func setModified(_ date: Date) {
-        lock.withLock {
+        stateLock.withLock {
             storedModified = date
             storedGeneration += 1
         }
     }
 
     /// Written again from the start (O_TRUNC): an earlier failed write no longer matters.
-    func clearFailure() { lock.withLock { storedFailure = nil } }
+    func clearFailure() { stateLock.withLock { storedFailure = nil } }
 
     deinit { if let fileName { folder.removeFile(fileName) } }
 
     /// True when the bytes are in the spool file, not in memory.
-    var isOnDisk: Bool { lock.withLock { file != nil } }
+    var isOnDisk: Bool { ioLock.withLock { file != nil } }
 
     /// A name for messages.
     private var label: String { fileName.map { "\(folder.path)/\($0)" } ?? folder.path }
 
     /// Where a commit takes the bytes from: memory, or the open spool file.
-    var source: NewDataFile { lock.withLock { unlockedSource } }
+    var source: NewDataFile { ioLock.withLock { unlockedSource } }
 
     private var unlockedSource: NewDataFile {
         if let memory { return NewDataFile(bytes: memory, name: label) }
@@ -81,7 +84,7 @@ final class Spool: @unchecked Sendable {
     }
 
     /// Moves the spool file out to `target` (a rescue at unmount); false when it could not.
-    func moveFile(to target: String) -> Bool { lock.withLock { unlockedMoveFile(to: target) } }
+    func moveFile(to target: String) -> Bool { ioLock.withLock { unlockedMoveFile(to: target) } }
 
     private func unlockedMoveFile(to target: String) -> Bool {
         guard let fileName, folder.moveFile(fileName, to: target) else { return false }
@@ -101,7 +104,7 @@ final class Spool: @unchecked Sendable {
     }
 
     func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws {
-        try lock.withLock { try unlockedWrite(buffer, at: offset) }
+        try ioLock.withLock { try unlockedWrite(buffer, at: offset) }
     }
 
     private func unlockedWrite(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws {
@@ -117,18 +120,20 @@ final class Spool: @unchecked Sendable {
                 try file!.write(buffer, at: offset)
             }
         } catch {
-            storedFailure = error
+            stateLock.withLock { storedFailure = error }
             digest.giveUp()
             throw error
         }
         digest.wrote(at: offset, count: buffer.count)
-        storedSize = max(storedSize, offset + Int64(buffer.count))
-        storedModified = Date()
-        storedGeneration += 1
+        stateLock.withLock {
+            storedSize = max(storedSize, offset + Int64(buffer.count))
+            storedModified = Date()
+            storedGeneration += 1
+        }
     }
 
     func truncate(to length: Int64) throws {
-        try lock.withLock { try unlockedTruncate(to: length) }
+        try ioLock.withLock { try unlockedTruncate(to: length) }
     }
 
     private func unlockedTruncate(to length: Int64) throws {
@@ -141,17 +146,19 @@ final class Spool: @unchecked Sendable {
         } else {
             try file!.truncate(to: length)
         }
-        storedSize = length
-        storedModified = Date()
-        storedGeneration += 1
+        stateLock.withLock {
+            storedSize = length
+            storedModified = Date()
+            storedGeneration += 1
+        }
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        try lock.withLock { try unlockedRead(into: buffer, at: offset) }
+        try ioLock.withLock { try unlockedRead(into: buffer, at: offset) }
     }
 
     private func unlockedRead(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        let count = Int(max(0, min(Int64(buffer.count), storedSize - offset)))
+        let count = Int(max(0, min(Int64(buffer.count), size - offset)))
         if count == 0 { return 0 }
         if let memory {
             memory.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }

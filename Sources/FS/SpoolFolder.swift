@@ -127,6 +127,32 @@ final class SpoolFolder: @unchecked Sendable {
         return String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Puts each unsaved file into `folder` (`makeRescueFolder`) under its own name: a spool
+    /// file is moved there (no space needed), a small in-memory one written. Returns the names
+    /// that could not be kept.
+    static func rescue(_ files: [(name: String, spool: Spool)], into folder: String) -> [String] {
+        var lost: [String] = []
+        for (name, spool) in files {
+            let target = folder + "/" + name
+            try? FileManager.default.createDirectory(atPath: PathText.folder(of: target), withIntermediateDirectories: true)
+            if spool.isOnDisk {
+                if !spool.moveFile(to: target) { lost.append(name) }
+                continue
+            }
+            do {
+                let output = try PosixFile.createExclusive(target, mode: 0o600)
+                var bytes = [UInt8](repeating: 0, count: Int(spool.size))
+                let count = try bytes.withUnsafeMutableBytes { try spool.read(into: $0, at: 0) }
+                try bytes.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<count]), at: 0) }
+                try output.sync()
+            } catch {
+                Glibc.unlink(target)
+                lost.append(name)
+            }
+        }
+        return lost
+    }
+
     // MARK: - What killed daemons left
 
     /// A daemon killed with SIGKILL leaves its spool folder behind; remove those whose process is

@@ -33,7 +33,7 @@ PY
 
 # The daemon's profile is cut in two when the first file is created.
 valgrind --tool=callgrind --callgrind-out-file="$work/cg.%p" --dump-instr=no --compress-strings=no \
-  --demangle=no --dump-before='$s2FS19ContainerFileSystemC6create_9writeOnly*' "$work/asicfs" mount "$work/c.asice" "$work/mnt" 2>"$work/valgrind.log"
+  --demangle=no --dump-before='$s2FS9DataFilesC6create_9writeOnly*' "$work/asicfs" mount "$work/c.asice" "$work/mnt" 2>"$work/valgrind.log"
 daemon=$(pgrep -f "callgrind.*$work/mnt")
 stat "$work/mnt" >/dev/null
 ls -l "$work/mnt" >/dev/null
