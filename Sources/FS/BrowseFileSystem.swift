@@ -244,7 +244,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         let child: MountRouter
         do {
             child = try MountRouter(containerPath: path, readOnly: readOnly || Self.isReadOnlyName(relative),
-                                            environment: environment, lazySpoolFolder: true, folder: pinned, lock: lock)
+                                    environment: environment, lazySpoolFolder: true, folder: pinned, lock: lock)
         } catch {
             lock.release()
             throw error

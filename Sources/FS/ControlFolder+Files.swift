@@ -116,7 +116,7 @@ extension ControlFolder: MountPart {
 
     /// `echo … > sign/<method>` truncates first; a request file holds nothing to cut.
     func truncate(_ name: String?, to length: Int64, file: AnyObject?) throws {
-        guard let name else { throw FileSystemError(EACCES) }
+        guard let name else { throw FileSystemError(EBADF) }  // ftruncate: nothing here holds bytes to cut
         if try self.file(name).isRequest { return }
         throw FileSystemError(EACCES)
     }

@@ -100,7 +100,7 @@ public enum Mounter {
             check = {
                 TestHooks.holdMountCheck()
                 return try MountRouter(containerPath: path, readOnly: readOnly, environment: environment,
-                                               folder: folder, lock: lock)
+                                       folder: folder, lock: lock)
             }
         }
         let provisionalRoot = NodeAttributes(kind: .directory, size: 0, permissions: request.readOnly ? 0o555 : 0o755,
