@@ -47,6 +47,8 @@ let package = Package(
         .target(name: "Trust", dependencies: ["Crypto", "SafeXML", "XAdES", "HTTP"]),
         // Validation of every signature in a container against Trust: verdicts, reasons, reports.
         .target(name: "Validation", dependencies: ["ASiC", "XAdES", "Trust", "Crypto"]),
+        // Encrypted DigiDoc containers (CDOC 1.0/1.1 and CDOC2): read, decrypt, write.
+        .target(name: "CDOC", dependencies: ["Crypto", "SafeXML", "CZlib"]),
         // Smart cards over PC/SC: APDUs, the reader connection, PACE and secure messaging.
         .target(name: "SmartCard", dependencies: ["CPCSC", "Crypto"]),
         // PKCS#11 modules (by path or p11-kit's registry), tokens, sessions, login and signing.
@@ -71,6 +73,7 @@ let package = Package(
         .testTarget(name: "ASiCTests", dependencies: ["ASiC", "Crypto", "TestTools"]),
         // Helpers shared by the test targets (running real programs).
         .target(name: "TestTools", path: "Tests/TestTools"),
+        .testTarget(name: "CDOCTests", dependencies: ["CDOC", "Crypto", "TestTools"]),
         .testTarget(name: "FSTests", dependencies: ["FS", "TestTools"]),
         // The test PKI and its OCSP/TSA services (contrib/testpki), used by the signing tests.
         .testTarget(name: "ServicesTests", dependencies: ["TestTools"]),
