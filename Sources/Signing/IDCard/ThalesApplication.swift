@@ -80,6 +80,15 @@ final class ThalesApplication: EstEIDApplication {
         return response.data
     }
 
+    func prepareKeyAgreement() throws { try select() }
+
+    func agree(point: [UInt8]) throws -> SecretBytes {
+        // MSE:SET, confidentiality template: no algorithm reference, key 01 (authentication).
+        let mse = CommandAPDU(ins: 0x22, p1: 0x41, p2: 0xB8, data: [0x84, 0x01, 0x01])
+        try CardStatus.check(try channel.transmit(mse), "set up the authentication key for decryption")
+        return try decipherKeyAgreement(point, channel: channel)
+    }
+
     func change(_ secret: CardSecret, old: SecretBytes, new: SecretBytes) throws {
         guard secret != .puk else { throw IDCardError.unsupported("the PUK of a Thales ID-card cannot be changed") }
         try changeReferenceData(secret, reference: reference(secret), old: old, new: new, pad: 0x00, channel: channel)
