@@ -86,6 +86,8 @@ let package = Package(
                     exclude: ["Interop"]),
         // APDUs, PACE (against the ICAO 9303 worked example) and secure messaging, and the virtual ID-card over pcscd.
         .testTarget(name: "SmartCardTests", dependencies: ["SmartCard", "Crypto", "TestTools"]),
+        // Who decrypts: the ID-card (virtual card over pcscd), PKCS#11 tokens (SoftHSM, OpenSC).
+        .testTarget(name: "RecipientKeyTests", dependencies: ["Signing", "CDOC", "Crypto", "PKCS11", "Configuration", "TestTools"]),
         .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration", "TestTools"]),
     ]
 )

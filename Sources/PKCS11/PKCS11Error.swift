@@ -35,6 +35,8 @@ public struct PKCS11Error: Error, CustomStringConvertible, Equatable {
     public static let functionCanceled = UInt(CKR_FUNCTION_CANCELED)
     public static let userAlreadyLoggedIn = UInt(CKR_USER_ALREADY_LOGGED_IN)
     public static let mechanismInvalid = UInt(CKR_MECHANISM_INVALID)
+    public static let mechanismParamInvalid = UInt(CKR_MECHANISM_PARAM_INVALID)
+    public static let argumentsBad = UInt(CKR_ARGUMENTS_BAD)
     public static let encryptedDataInvalid = UInt(CKR_ENCRYPTED_DATA_INVALID)
     public static let encryptedDataLenRange = UInt(CKR_ENCRYPTED_DATA_LEN_RANGE)
     public static let keyTypeInconsistent = UInt(CKR_KEY_TYPE_INCONSISTENT)

@@ -56,7 +56,15 @@ public final class PKCS11RecipientKey: RecipientKey {
 
     public func decrypt(_ wrappedKey: [UInt8], padding: RSAKeyPadding) throws -> SecretBytes {
         let mechanism: DecryptMechanism = padding == .pkcs1v15 ? .rsaPKCS : .rsaOAEPSHA256
-        return try withPrivateKey { session, key in try session.decrypt(key: key, mechanism: mechanism, data: wrappedKey) }
+        return try withPrivateKey { session, key in
+            do { return try session.decrypt(key: key, mechanism: mechanism, data: wrappedKey) } catch let error as PKCS11Error
+                where mechanism == .rsaOAEPSHA256
+                    && [PKCS11Error.mechanismInvalid, PKCS11Error.mechanismParamInvalid, PKCS11Error.argumentsBad].contains(error.code ?? 0) {
+                // SoftHSM 2.6, for one, does OAEP only with SHA-1.
+                throw SigningError("the token \"\(token.info.label)\" cannot decrypt RSA-OAEP with SHA-256, "
+                    + "which CDOC2 RSA recipients need (\(error))")
+            }
+        }
     }
 
     /// A logged-in session and the private key with the certificate's CKA_ID; logged out after.

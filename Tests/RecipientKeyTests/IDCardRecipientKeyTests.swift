@@ -1,0 +1,176 @@
+import CDOC
+import Crypto
+import Foundation
+import Signing
+import TestTools
+import XCTest
+
+/// The ID-card as the recipient's key: pcscd with vpcd's virtual readers and the card emulator
+/// of contrib/card (IDEMIA T=1 and T=0, Thales, contactless with PACE), whose authentication key
+/// the test PKI made, so the card's Z can be checked against OpenSSL's ECDH with the same key.
+final class IDCardRecipientKeyTests: XCTestCase {
+    nonisolated(unsafe) static var shared: SharedCardReaders!
+    override class func setUp() { shared = SharedCardReaders(label: "keys-idcard") }
+    override class func tearDown() { shared.stop() }
+
+    var readers: VirtualCardReaders { Self.shared.readers! }
+    var pki: String { Self.shared.services.services!.pki.folder }
+    var folder: String!
+    var log: String { folder + "/apdu.log" }
+
+    override func setUpWithError() throws {
+        if let failure = Self.shared.failure { throw ShellError("the virtual card readers did not start: \(failure)") }
+        folder = Self.shared.folder + "/\(name.filter { $0.isLetter || $0.isNumber })"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? readers.remove(reader: 0)
+    }
+
+    func card(_ configure: (inout VirtualCard) -> Void = { _ in }) -> VirtualCard {
+        var card = VirtualCard(pki: pki, state: folder + "/card-\(UUID().uuidString.prefix(6)).json")
+        configure(&card)
+        return card
+    }
+
+    func key(pin: String?, _ extra: [String: String] = [:], events: EventLog = EventLog()) throws -> IDCardRecipientKey {
+        var values = extra
+        if let pin { values["pin-fd"] = "\(try RecipientKeyTesting.pinDescriptor(pin, in: folder))" }
+        return try IDCardRecipientKey(parameters: SigningParameters(values), configuration: try RecipientKeyTesting.configuration(),
+                                      events: { events.record($0) })
+    }
+
+    /// The card's Z equals OpenSSL's ECDH of the sender's key with the card's private key (the
+    /// test PKI's file), and the sender's own ECDH with the card's certificate key.
+    func assertAgreement(_ key: IDCardRecipientKey, authKey: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let sender = try RecipientKeyTesting.ephemeral(.p384)
+        let z = RecipientKeyTesting.bytes(try key.agree(with: sender.publicKey))
+        XCTAssertEqual(z.count, 48, file: file, line: line)
+        XCTAssertEqual(z, RecipientKeyTesting.bytes(try RecipientKeyTesting.privateKey(authKey).agree(with: sender.publicKey)),
+                       file: file, line: line)
+        XCTAssertEqual(z, RecipientKeyTesting.bytes(try sender.agree(with: key.publicKey)), file: file, line: line)
+    }
+
+    func testIDEMIAContactAgreesWithTheAuthenticationKey() throws {
+        for t0 in [false, true] {
+            try readers.insert(card { $0.t0 = t0 }, reader: 0, log: log)
+            let events = EventLog()
+            let key = try key(pin: "1234", events: events)
+            XCTAssertEqual(key.certificate?.der, try RecipientKeyTesting.certificateDER(pki + "/card-auth.pem"))
+            XCTAssertEqual(key.publicKey.curve, .p384)
+            XCTAssertEqual(key.name, "the ID-card of JAAK-KRISTJAN JÕEORG (PNOEE-38001085718) in Virtual PCD 00 00")
+            try assertAgreement(key, authKey: pki + "/card-auth.key")
+            // One VERIFY of PIN1 (reference 01), one MSE:SET B8 and one PSO:DECIPHER 80 86.
+            XCTAssertEqual(cardCommands(log, ins: "20", p1p2: "00 01"), 1)
+            XCTAssertEqual(cardCommands(log, ins: "22", p1p2: "41 B8"), 1)
+            XCTAssertEqual(cardCommands(log, ins: "2A", p1p2: "80 86"), 1)
+            XCTAssertTrue(events.texts.contains { $0.hasPrefix("enter PIN1 for the ID-card in Virtual PCD 00 00 (read from descriptor ") },
+                          "\(events.texts)")
+            // The PIN is in no event and in the card's log only as a VERIFY header.
+            XCTAssertFalse(events.texts.joined().contains("1234"))
+            let apdus = try String(contentsOfFile: log, encoding: .utf8)
+            XCTAssertFalse(apdus.contains("31 32 33 34") || apdus.contains("31323334"), apdus)
+            try readers.remove(reader: 0)
+            try? FileManager.default.removeItem(atPath: log)
+        }
+    }
+
+    func testThalesContactAgreesWithTheAuthenticationKey() throws {
+        try readers.insert(card {
+            $0.kind = .thales
+            $0.authCertificate = pki + "/card-auth2.pem"; $0.authKey = pki + "/card-auth2.key"
+        }, reader: 0, log: log)
+        let key = try key(pin: "1234")
+        XCTAssertEqual(key.certificate?.der, try RecipientKeyTesting.certificateDER(pki + "/card-auth2.pem"))
+        try assertAgreement(key, authKey: pki + "/card-auth2.key")
+        XCTAssertEqual(cardCommands(log, ins: "20", p1p2: "00 81"), 1)
+        XCTAssertEqual(cardCommands(log, ins: "22", p1p2: "41 B8"), 1)
+        XCTAssertEqual(cardCommands(log, ins: "2A", p1p2: "80 86"), 1)
+    }
+
+    func testContactlessWithTheCANOnBothCards() throws {
+        for kind in [VirtualCard.Kind.idemia, .thales] {
+            try readers.insert(card { $0.kind = kind; $0.can = "123456" }, reader: 0)
+            XCTAssertThrowsError(try key(pin: "1234")) { error in
+                XCTAssertEqual("\(error)", "the card in Virtual PCD 00 00 is contactless: give can=DIGITS, the card access number (CAN) printed on its front")
+            }
+            let key = try key(pin: "1234", ["can": "123456"])
+            try assertAgreement(key, authKey: pki + "/card-auth.key")
+            try readers.remove(reader: 0)
+        }
+    }
+
+    func testWrongPINCountsDownThenBlockedIsSaidBeforeAsking() throws {
+        try readers.insert(card(), reader: 0, log: log)
+        let sender = try RecipientKeyTesting.ephemeral(.p384)
+        for left in [2, 1, 0] {
+            XCTAssertThrowsError(try key(pin: "0000").agree(with: sender.publicKey)) { error in
+                XCTAssertEqual("\(error)", left == 0 ? "PIN1 is blocked; unblock it with the PUK (asicfs card unblock pin1)"
+                                                     : "wrong PIN1, \(left) tr\(left == 1 ? "y" : "ies") left")
+            }
+        }
+        // Blocked: refused before any PIN is read or sent.
+        let verifies = cardCommands(log, ins: "20", p1p2: "00 01")
+        XCTAssertThrowsError(try key(pin: "1234").agree(with: sender.publicKey)) { error in
+            XCTAssertEqual("\(error)", "PIN1 is blocked; unblock it with the PUK (asicfs card unblock pin1)")
+        }
+        XCTAssertEqual(cardCommands(log, ins: "20", p1p2: "00 01"), verifies)
+        XCTAssertEqual(cardCommands(log, ins: "2A", p1p2: "80 86"), 0, "no key agreement without PIN1")
+    }
+
+    func testThalesInitialPIN1MustBeChangedFirst() throws {
+        let state = folder + "/initial.json"
+        try Data(#"{"pins": {"pin1": {"value": "1234", "tries": 3, "max": 3, "changed": false}, "pin2": {"value": "12345", "tries": 3, "max": 3, "changed": true}, "puk": {"value": "17258403", "tries": 3, "max": 3, "changed": true}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: state))
+        try readers.insert(card { $0.kind = .thales; $0.state = state }, reader: 0)
+        XCTAssertThrowsError(try key(pin: "1234").agree(with: try RecipientKeyTesting.ephemeral(.p384).publicKey)) { error in
+            XCTAssertEqual("\(error)", "PIN1 is still the card's initial one; change it first (asicfs card change-pin pin1)")
+        }
+    }
+
+    func testCardPulledAtTheKeyAgreement() throws {
+        try readers.insert(card { $0.pullOn = "2A" }, reader: 0)
+        let key = try key(pin: "1234")
+        XCTAssertThrowsError(try key.agree(with: try RecipientKeyTesting.ephemeral(.p384).publicKey)) { error in
+            XCTAssertEqual("\(error)", "the card was removed; nothing was decrypted (insert it and try again)")
+        }
+    }
+
+    func testNoCardAndNoMatchingReader() throws {
+        XCTAssertThrowsError(try key(pin: "1234")) { error in
+            XCTAssertEqual("\(error)", "insert the ID-card (readers: Virtual PCD 00 00; Virtual PCD 00 01)")
+        }
+        XCTAssertThrowsError(try key(pin: "1234", ["reader": "Nonesuch"])) { error in
+            XCTAssertEqual("\(error)", "no reader matches 'Nonesuch' (readers: Virtual PCD 00 00; Virtual PCD 00 01)")
+        }
+    }
+
+    func testRSAAndOtherCurvesAreRefusedInOneSentence() throws {
+        try readers.insert(card(), reader: 0, log: log)
+        let key = try key(pin: "1234")
+        XCTAssertThrowsError(try key.decrypt([UInt8](repeating: 1, count: 256), padding: .pkcs1v15)) { error in
+            XCTAssertEqual((error as? CDOCError)?.code, .unsupported)
+            XCTAssertEqual("\(error)", "the ID-card's authentication key is EC: it cannot decrypt a key wrapped with RSA "
+                + "(RSA ID-cards are expired and not supported)")
+        }
+        XCTAssertThrowsError(try key.agree(with: try RecipientKeyTesting.ephemeral(.p256).publicKey)) { error in
+            XCTAssertEqual("\(error)", "the sender's key is not on the card's curve (P-384)")
+        }
+        XCTAssertEqual(cardCommands(log, ins: "20", p1p2: "00 01"), 0, "refused before PIN1 was used")
+    }
+
+    /// OpenSC's opensc-pkcs11.so over the same virtual card: C_DeriveKey with CKM_ECDH1_DERIVE
+    /// reaches the card as the same MSE:SET + PSO:DECIPHER and gives the same Z.
+    func testOpenSCDerivesTheSameSecretOnTheIDEMIACard() throws {
+        try readers.insert(card(), reader: 0, log: log)
+        let fd = try RecipientKeyTesting.pinDescriptor("1234", in: folder)
+        let key = try PKCS11RecipientKey(parameters: SigningParameters(["module": "/usr/lib/x86_64-linux-gnu/opensc-pkcs11.so", "pin-fd": "\(fd)"]),
+                                         configuration: try RecipientKeyTesting.configuration())
+        XCTAssertEqual(key.certificate?.der, try RecipientKeyTesting.certificateDER(pki + "/card-auth.pem"))
+        let sender = try RecipientKeyTesting.ephemeral(.p384)
+        let z = RecipientKeyTesting.bytes(try key.agree(with: sender.publicKey))
+        XCTAssertEqual(z, RecipientKeyTesting.bytes(try RecipientKeyTesting.privateKey(pki + "/card-auth.key").agree(with: sender.publicKey)))
+        XCTAssertEqual(cardCommands(log, ins: "2A", p1p2: "80 86"), 1)
+    }
+}
