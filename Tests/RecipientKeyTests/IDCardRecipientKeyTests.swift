@@ -89,6 +89,8 @@ final class IDCardRecipientKeyTests: XCTestCase {
         XCTAssertEqual(cardCommands(log, ins: "2A", p1p2: "80 86"), 1)
     }
 
+    /// Also the Thales card's certificate over secure messaging: 256-byte reads wrapped past
+    /// what a short response holds (PC/SC's "insufficient buffer") until reads were cut to 0xDF.
     func testContactlessWithTheCANOnBothCards() throws {
         for kind in [VirtualCard.Kind.idemia, .thales] {
             try readers.insert(card { $0.kind = kind; $0.can = "123456" }, reader: 0)
