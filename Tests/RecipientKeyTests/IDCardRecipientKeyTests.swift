@@ -131,6 +131,45 @@ final class IDCardRecipientKeyTests: XCTestCase {
         }
     }
 
+    /// pinentry asks for PIN1 naming the holder, as for signing; the fake pinentry logs this
+    /// process's environment and command line, which must not hold the PIN (a distinctive one).
+    func testPinentryAsksForPIN1AndThePINIsInNoEnvironmentOrCommandLine() throws {
+        let pin = "80516273"
+        let state = folder + "/pin1.json"
+        try Data(#"{"pins": {"pin1": {"value": "\#(pin)", "tries": 3, "max": 3, "changed": true}, "pin2": {"value": "12345", "tries": 3, "max": 3, "changed": true}, "puk": {"value": "17258403", "tries": 3, "max": 3, "changed": true}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: state))
+        try readers.insert(card { $0.state = state }, reader: 0, log: log)
+        let program = folder + "/fake-pinentry", transcriptFile = folder + "/pinentry.log"
+        try FakePinentry.write(to: program, pin: pin, log: transcriptFile)
+        var configuration = try RecipientKeyTesting.configuration()
+        try configuration.set("pinentry", program, origin: "test")
+        for commandLine in [true, false] {
+            let events = EventLog()
+            let key = try IDCardRecipientKey(parameters: SigningParameters(), configuration: configuration, commandLine: commandLine,
+                                             events: { events.record($0) })
+            try assertAgreement(key, authKey: pki + "/card-auth.key")
+            XCTAssertTrue(events.texts.contains("enter PIN1 for the ID-card in Virtual PCD 00 00 (asked by \(program))"), "\(events.texts)")
+        }
+        let transcript = try String(contentsOfFile: transcriptFile, encoding: .utf8)
+        XCTAssertTrue(transcript.contains("SETDESC Decrypt with the ID-card of JAAK-KRISTJAN JÕEORG (PNOEE-38001085718)"), transcript)
+        XCTAssertTrue(transcript.contains("SETPROMPT PIN1:"), transcript)
+        XCTAssertTrue(transcript.contains("PARENT-ARGV "), transcript)
+        XCTAssertFalse(transcript.contains(pin), "the PIN is in neither environment nor command line: \(transcript)")
+        XCTAssertFalse(try String(contentsOfFile: log, encoding: .utf8).contains(pin))
+        XCTAssertEqual(cardCommands(log, ins: "20", p1p2: "00 01"), 2)
+    }
+
+    /// Parameters are checked before the card is touched: a mount has no pin-fd=, a CAN is digits.
+    func testParametersAreCheckedFirst() throws {
+        XCTAssertThrowsError(try IDCardRecipientKey(parameters: SigningParameters(["pin-fd": "3"]),
+                                                    configuration: try RecipientKeyTesting.configuration(), commandLine: false)) { error in
+            XCTAssertEqual("\(error)", "id-card: pin-fd= is for the command line; in a mount pinentry asks for PIN1")
+        }
+        XCTAssertThrowsError(try key(pin: nil, ["can": "12ab"])) { error in
+            XCTAssertEqual("\(error)", "id-card: can= takes the card access number, the digits printed on the card")
+        }
+    }
+
     func testCardPulledAtTheKeyAgreement() throws {
         try readers.insert(card { $0.pullOn = "2A" }, reader: 0)
         let key = try key(pin: "1234")
@@ -174,5 +213,16 @@ final class IDCardRecipientKeyTests: XCTestCase {
         let z = RecipientKeyTesting.bytes(try key.agree(with: sender.publicKey))
         XCTAssertEqual(z, RecipientKeyTesting.bytes(try RecipientKeyTesting.privateKey(pki + "/card-auth.key").agree(with: sender.publicKey)))
         XCTAssertEqual(cardCommands(log, ins: "2A", p1p2: "80 86"), 1)
+    }
+
+    /// OpenSC 0.23 (Debian 12) has no driver for the Thales card (spec §3.3: ECDH through OpenSC
+    /// "not found"): its drivers probe the card and none takes it, so decrypting with a Thales
+    /// card goes through `--method id-card` only. A newer OpenSC that knows it fails this test.
+    func testOpenSCShowsNoTokenForTheThalesCard() throws {
+        try readers.insert(card { $0.kind = .thales }, reader: 0, log: log)
+        XCTAssertThrowsError(try PKCS11RecipientKey(parameters: SigningParameters(["module": "/usr/lib/x86_64-linux-gnu/opensc-pkcs11.so"]),
+                                                    configuration: try RecipientKeyTesting.configuration())) { error in
+            XCTAssertEqual("\(error)", "no PKCS#11 token found in /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so: is it plugged in?")
+        }
     }
 }
