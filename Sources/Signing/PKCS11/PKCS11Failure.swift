@@ -3,8 +3,15 @@ import PKCS11
 /// A failed PKCS#11 call in the words the person signing needs: one line naming the token,
 /// never a PIN. `flags` are the token's flags read after the failure (the PIN counters).
 enum PKCS11Failure {
+    /// What the failed operation was: the sentences say what did not happen.
+    enum Operation {
+        case signing, decryption
+        var nothingDone: String { self == .signing ? "nothing was signed" : "nothing was decrypted" }
+    }
+
     static func describe(_ error: PKCS11Error, token: String, flags: TokenFlags?,
-                         nothing: String = "nothing was signed") -> SigningError {
+                         during operation: Operation = .signing) -> SigningError {
+        let nothing = operation.nothingDone
         let name = "the token \"\(token)\""
         let flags = flags ?? []
         switch error.code {
@@ -27,7 +34,7 @@ enum PKCS11Failure {
         case PKCS11Error.functionCanceled?:
             return SigningError("PIN entry for \(name) was cancelled (\(nothing))")
         case PKCS11Error.mechanismInvalid?:
-            return SigningError(nothing == "nothing was signed" ? "\(name) cannot make this kind of signature (\(error))"
+            return SigningError(operation == .signing ? "\(name) cannot make this kind of signature (\(error))"
                 : "\(name) cannot do this with its key (\(error))")
         default:
             if error.isRemoval { return SigningError("\(name) was removed (\(nothing))") }

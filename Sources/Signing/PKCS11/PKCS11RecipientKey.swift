@@ -90,7 +90,7 @@ public final class PKCS11RecipientKey: RecipientKey {
             return try body(session, key)
         } catch let error as PKCS11Error {
             throw PKCS11Failure.describe(error, token: token.info.label, flags: try? module.tokenInfo(slot: token.slot).flags,
-                                         nothing: "nothing was decrypted")
+                                         during: .decryption)
         }
     }
 
