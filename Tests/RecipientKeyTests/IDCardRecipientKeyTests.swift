@@ -143,6 +143,10 @@ final class IDCardRecipientKeyTests: XCTestCase {
         try FakePinentry.write(to: program, pin: pin, log: transcriptFile)
         var configuration = try RecipientKeyTesting.configuration()
         try configuration.set("pinentry", program, origin: "test")
+        // One wrong PIN first: pinentry then shows the counter above its prompt.
+        XCTAssertThrowsError(try key(pin: "11111111").agree(with: try RecipientKeyTesting.ephemeral(.p384).publicKey)) { error in
+            XCTAssertEqual("\(error)", "wrong PIN1, 2 tries left")
+        }
         for commandLine in [true, false] {
             let events = EventLog()
             let key = try IDCardRecipientKey(parameters: SigningParameters(), configuration: configuration, commandLine: commandLine,
@@ -153,10 +157,11 @@ final class IDCardRecipientKeyTests: XCTestCase {
         let transcript = try String(contentsOfFile: transcriptFile, encoding: .utf8)
         XCTAssertTrue(transcript.contains("SETDESC Decrypt with the ID-card of JAAK-KRISTJAN JÕEORG (PNOEE-38001085718)"), transcript)
         XCTAssertTrue(transcript.contains("SETPROMPT PIN1:"), transcript)
+        XCTAssertEqual(transcript.components(separatedBy: "SETERROR 2 tries left").count, 2, "only the first ask: \(transcript)")
         XCTAssertTrue(transcript.contains("PARENT-ARGV "), transcript)
         XCTAssertFalse(transcript.contains(pin), "the PIN is in neither environment nor command line: \(transcript)")
         XCTAssertFalse(try String(contentsOfFile: log, encoding: .utf8).contains(pin))
-        XCTAssertEqual(cardCommands(log, ins: "20", p1p2: "00 01"), 2)
+        XCTAssertEqual(cardCommands(log, ins: "20", p1p2: "00 01"), 3)
     }
 
     /// Parameters are checked before the card is touched: a mount has no pin-fd=, a CAN is digits.
