@@ -76,8 +76,8 @@ struct PKCS11Selection {
             throw SigningError("no certificate with a private key on \(names)"
                 + (problems.isEmpty ? "" : " (" + problems.joined(separator: "; ") + ")"))
         }
-        let signing = keyed.filter { purpose.allows($0.certificate) }
-        guard !signing.isEmpty else {
+        let usable = keyed.filter { purpose.allows($0.certificate) }
+        guard !usable.isEmpty else {
             let names = Set(keyed.map { Self.name($0.token) }).sorted().joined(separator: ", ")
             throw SigningError(purpose == .signing
                 ? "no certificate for signing on \(names): none has the non-repudiation key usage ("
@@ -85,13 +85,13 @@ struct PKCS11Selection {
                 : "no certificate for decrypting on \(names): none has the key agreement or key encipherment key usage ("
                     + keyed.map { Self.subject($0.certificate) }.joined(separator: ", ") + ")")
         }
-        guard signing.count == 1 else {
+        guard usable.count == 1 else {
             throw SigningError("several certificates can \(purpose == .signing ? "sign" : "decrypt"): "
-                + signing.map { "\(Self.name($0.token)) slot \($0.token.slot): \(Self.subject($0.certificate)) (key \($0.certificate.idHex))" }
+                + usable.map { "\(Self.name($0.token)) slot \($0.token.slot): \(Self.subject($0.certificate)) (key \($0.certificate.idHex))" }
                     .joined(separator: "; ")
                 + "; choose one with label=, slot= or key=")
         }
-        return signing[0]
+        return usable[0]
     }
 
     private func matchesKey(_ certificate: TokenCertificate) -> Bool {
