@@ -47,12 +47,14 @@ let package = Package(
         .target(name: "Trust", dependencies: ["Crypto", "SafeXML", "XAdES", "HTTP"]),
         // Validation of every signature in a container against Trust: verdicts, reasons, reports.
         .target(name: "Validation", dependencies: ["ASiC", "XAdES", "Trust", "Crypto"]),
+        // Encrypted DigiDoc containers (CDOC 1.0/1.1 and CDOC2): read, decrypt, write.
+        .target(name: "CDOC", dependencies: ["Crypto", "SafeXML", "CZlib"]),
         // Smart cards over PC/SC: APDUs, the reader connection, PACE and secure messaging.
         .target(name: "SmartCard", dependencies: ["CPCSC", "Crypto"]),
         // PKCS#11 modules (by path or p11-kit's registry), tokens, sessions, login and signing.
         .target(name: "PKCS11", dependencies: ["CPKCS11", "Crypto"]),
         // One signing session for every method, and the signers (one folder each), and the PIN entry they share.
-        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard", "PKCS11"]),
+        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard", "PKCS11", "CDOC"]),
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
         .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "CFuseReader", "CLinux", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
@@ -71,6 +73,7 @@ let package = Package(
         .testTarget(name: "ASiCTests", dependencies: ["ASiC", "Crypto", "TestTools"]),
         // Helpers shared by the test targets (running real programs).
         .target(name: "TestTools", path: "Tests/TestTools"),
+        .testTarget(name: "CDOCTests", dependencies: ["CDOC", "Crypto", "TestTools"]),
         .testTarget(name: "FSTests", dependencies: ["FS", "TestTools"]),
         // The test PKI and its OCSP/TSA services (contrib/testpki), used by the signing tests.
         .testTarget(name: "ServicesTests", dependencies: ["TestTools"]),
@@ -83,6 +86,8 @@ let package = Package(
                     exclude: ["Interop"]),
         // APDUs, PACE (against the ICAO 9303 worked example) and secure messaging, and the virtual ID-card over pcscd.
         .testTarget(name: "SmartCardTests", dependencies: ["SmartCard", "Crypto", "TestTools"]),
+        // Who decrypts: the ID-card (virtual card over pcscd), PKCS#11 tokens (SoftHSM, OpenSC).
+        .testTarget(name: "RecipientKeyTests", dependencies: ["Signing", "CDOC", "Crypto", "PKCS11", "Configuration", "TestTools"]),
         .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration", "TestTools"]),
     ]
 )

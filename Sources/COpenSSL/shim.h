@@ -14,6 +14,8 @@
 #include <openssl/ssl.h>
 
 // Macros Swift cannot call.
+static inline int copenssl_evp_pkey_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }
+static inline EVP_PKEY *copenssl_ec_gen(const char *curve) { return EVP_EC_gen(curve); }
 static inline void copenssl_free(void *p) { OPENSSL_free(p); }
 static inline long copenssl_bio_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
 static inline int copenssl_sk_x509_num(const STACK_OF(X509) *s) { return sk_X509_num(s); }

@@ -35,6 +35,12 @@ public struct PKCS11Error: Error, CustomStringConvertible, Equatable {
     public static let functionCanceled = UInt(CKR_FUNCTION_CANCELED)
     public static let userAlreadyLoggedIn = UInt(CKR_USER_ALREADY_LOGGED_IN)
     public static let mechanismInvalid = UInt(CKR_MECHANISM_INVALID)
+    public static let mechanismParamInvalid = UInt(CKR_MECHANISM_PARAM_INVALID)
+    public static let argumentsBad = UInt(CKR_ARGUMENTS_BAD)
+    public static let encryptedDataInvalid = UInt(CKR_ENCRYPTED_DATA_INVALID)
+    public static let encryptedDataLenRange = UInt(CKR_ENCRYPTED_DATA_LEN_RANGE)
+    public static let keyTypeInconsistent = UInt(CKR_KEY_TYPE_INCONSISTENT)
+    public static let keyFunctionNotPermitted = UInt(CKR_KEY_FUNCTION_NOT_PERMITTED)
     public static let slotIdInvalid = UInt(CKR_SLOT_ID_INVALID)
 
     /// The token went away under the call (pulled out, or its reader with it).
@@ -60,6 +66,10 @@ public struct PKCS11Error: Error, CustomStringConvertible, Equatable {
         UInt(CKR_ATTRIBUTE_TYPE_INVALID): "CKR_ATTRIBUTE_TYPE_INVALID",
         UInt(CKR_DATA_INVALID): "CKR_DATA_INVALID",
         UInt(CKR_DATA_LEN_RANGE): "CKR_DATA_LEN_RANGE",
+        UInt(CKR_ENCRYPTED_DATA_INVALID): "CKR_ENCRYPTED_DATA_INVALID",
+        UInt(CKR_ENCRYPTED_DATA_LEN_RANGE): "CKR_ENCRYPTED_DATA_LEN_RANGE",
+        UInt(CKR_TEMPLATE_INCONSISTENT): "CKR_TEMPLATE_INCONSISTENT",
+        UInt(CKR_TEMPLATE_INCOMPLETE): "CKR_TEMPLATE_INCOMPLETE",
         UInt(CKR_DEVICE_ERROR): "CKR_DEVICE_ERROR",
         UInt(CKR_DEVICE_MEMORY): "CKR_DEVICE_MEMORY",
         UInt(CKR_DEVICE_REMOVED): "CKR_DEVICE_REMOVED",

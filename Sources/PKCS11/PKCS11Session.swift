@@ -43,8 +43,9 @@ public enum ObjectAttribute: Sendable {
 /// Closed (and logged out, as PKCS#11 does when the last session of an application closes)
 /// when released.
 public final class PKCS11Session: @unchecked Sendable {
-    private let module: PKCS11Module
-    private let handle: CK_SESSION_HANDLE
+    // Internal, not private: the key-agreement and decryption calls live in their own file.
+    let module: PKCS11Module
+    let handle: CK_SESSION_HANDLE
 
     init(module: PKCS11Module, handle: CK_SESSION_HANDLE) {
         self.module = module

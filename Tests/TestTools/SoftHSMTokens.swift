@@ -28,11 +28,15 @@ public final class SoftHSMTokens: @unchecked Sendable {
         public let certificate: String
         public let id: String
         public let label: String
-        public init(key: String, certificate: String, id: String, label: String) {
+        /// The private key may derive (CKA_DERIVE, for ECDH): softhsm2-util imports without it,
+        /// so such a key is written with pkcs11-tool --usage-derive.
+        public let derive: Bool
+        public init(key: String, certificate: String, id: String, label: String, derive: Bool = false) {
             self.key = key
             self.certificate = certificate
             self.id = id
             self.label = label
+            self.derive = derive
         }
     }
 
@@ -45,7 +49,18 @@ public final class SoftHSMTokens: @unchecked Sendable {
             let p8 = "\(folder)/\(label)-\(index).p8", der = "\(folder)/\(label)-\(index).der"
             script += "openssl pkcs8 -topk8 -nocrypt -in \(quote(identity.key)) -out \(quote(p8))\n"
             script += "openssl x509 -in \(quote(identity.certificate)) -outform der -out \(quote(der))\n"
-            script += "softhsm2-util --import \(quote(p8)) --token \(quote(label)) --label \(quote(identity.label)) --id \(identity.id) --pin \(quote(pin)) >/dev/null\n"
+            if identity.derive {
+                script += "openssl pkcs8 -topk8 -nocrypt -in \(quote(identity.key)) -outform der -out \(quote(p8)).der\n"
+                script += "pkcs11-tool --module \(Self.module) --token-label \(quote(label)) --login --pin \(quote(pin)) "
+                    + "--write-object \(quote(p8)).der --type privkey --usage-derive --id \(identity.id) --label \(quote(identity.label)) >/dev/null\n"
+                // Without login only public objects show: the public half says the key is there.
+                script += "openssl pkey -in \(quote(identity.key)) -pubout -outform der -out \(quote(p8)).pub\n"
+                script += "pkcs11-tool --module \(Self.module) --token-label \(quote(label)) --login --pin \(quote(pin)) "
+                    + "--write-object \(quote(p8)).pub --type pubkey --usage-derive --id \(identity.id) --label \(quote(identity.label)) >/dev/null\n"
+                script += "rm -f \(quote(p8)).der \(quote(p8)).pub\n"
+            } else {
+                script += "softhsm2-util --import \(quote(p8)) --token \(quote(label)) --label \(quote(identity.label)) --id \(identity.id) --pin \(quote(pin)) >/dev/null\n"
+            }
             script += "pkcs11-tool --module \(Self.module) --token-label \(quote(label)) --login --pin \(quote(pin)) "
                 + "--write-object \(quote(der)) --type cert --id \(identity.id) --label \(quote(identity.label)) >/dev/null\n"
             script += "rm -f \(quote(p8))\n"

@@ -8,7 +8,7 @@ import tempfile
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, utils
 
-from iso7816 import (CardError, tlv, SW_AUTH_BLOCKED, SW_FILE_NOT_FOUND, SW_WRONG_LENGTH, SW_WRONG_P1P2,
+from iso7816 import (CardError, tlv, SW_AUTH_BLOCKED, SW_WRONG_DATA, SW_FILE_NOT_FOUND, SW_WRONG_LENGTH, SW_WRONG_P1P2,
                       SW_CLA_NOT_SUPPORTED, SW_INS_NOT_SUPPORTED)
 
 # Defaults written into a new --state file. Real cards come with random envelopes; these are
@@ -216,6 +216,21 @@ def ecdsa_raw(key, digest):
     der = key.sign(d, ec.ECDSA(utils.Prehashed(algo)))
     r, s = utils.decode_dss_signature(der)
     return r.to_bytes(size, "big") + s.to_bytes(size, "big")
+
+
+def ecdh_x(key, data):
+    """PSO:DECIPHER for key agreement (spec §3.2/§3.3): `data` is the padding-indicator byte 00
+    and the other party's uncompressed point on the key's curve; the answer is the shared
+    secret's X coordinate at full field length, as DigiDoc's clients use it as Z. Anything else
+    is wrong data (6A 80), as a card answers a point it cannot use."""
+    size = (key.curve.key_size + 7) // 8
+    if len(data) != 2 + 2 * size or data[0] != 0x00 or data[1] != 0x04:
+        raise CardError(SW_WRONG_DATA)
+    try:
+        peer = ec.EllipticCurvePublicKey.from_encoded_point(key.curve, bytes(data[1:]))
+    except ValueError:
+        raise CardError(SW_WRONG_DATA)
+    return key.exchange(ec.ECDH(), peer)
 
 
 # ---- personal data file (EF 5001..500F) -------------------------------------------------------

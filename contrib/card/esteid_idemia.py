@@ -12,11 +12,13 @@ Security model (see README "What is modelled"):
   PIN1 (01) and PUK (02) are global, PIN2 (85) is local to the QSCD application. SELECT by AID of
   another application drops PIN2's verification and the security environment; path/FID selects
   do not (OpenSC verifies PIN2 at 3F00/ADF2, then selects 3F00 again before MSE + PSO).
-  One PIN2 VERIFY allows one PSO:CDS."""
+  One PIN2 VERIFY allows one PSO:CDS. Key agreement with the authentication key (spec §3.2): MSE:SET
+  B8 with algorithm FF 30 04 00 and key 81, then PSO:DECIPHER 80 86 with 00 || point, after PIN1;
+  PIN1 stays verified (it is global), so several agreements follow one VERIFY."""
 
 import os
 
-from cardbase import (DF, EF, Pin, EstEIDApplet, resolve, split_path, ecdsa_raw, personal_records, fcp_ef, fcp_df)
+from cardbase import (DF, EF, Pin, EstEIDApplet, resolve, split_path, ecdsa_raw, ecdh_x, personal_records, fcp_ef, fcp_df)
 from iso7816 import (CardError, parse_tlv, tlv, SW_CONDITIONS_NOT_SATISFIED, SW_FILE_NOT_FOUND,
                      SW_NO_CURRENT_EF, SW_REF_DATA_NOT_FOUND, SW_SECURITY_NOT_SATISFIED,
                      SW_WRONG_DATA, SW_WRONG_LENGTH, SW_WRONG_P1P2, SW_WRONG_P1P2_OFFSET)
@@ -192,6 +194,8 @@ class IdemiaCard(EstEIDApplet):
         return b""
 
     def pso(self, a):
+        if (a.p1, a.p2) == (0x80, 0x86):
+            return self.decipher(a)
         if (a.p1, a.p2) != (0x9E, 0x9A):
             raise CardError(SW_WRONG_P1P2)
         if self.se.get(0xB6) != 0x9F:
@@ -202,6 +206,13 @@ class IdemiaCard(EstEIDApplet):
             raise CardError(SW_WRONG_LENGTH)
         self.verified.discard(0x85)                    # one VERIFY, one signature
         return ecdsa_raw(self.sign_key, a.data)
+
+    def decipher(self, a):
+        if self.se.get(0xB8) != 0x81:
+            raise CardError(SW_CONDITIONS_NOT_SATISFIED)
+        if 0x01 not in self.verified:
+            raise CardError(SW_SECURITY_NOT_SATISFIED)
+        return ecdh_x(self.auth_key, a.data)
 
     def internal_authenticate(self, a):
         if (a.p1, a.p2) != (0x00, 0x00):

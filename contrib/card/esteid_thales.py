@@ -6,11 +6,13 @@ PINs 81/82/83 padded with 00 to 12 bytes. The DF 2F "PIN changed" flag of GET DA
 the state file (`changed`; true for a new state file, i.e. an activated card). While a PIN's
 flag is false its key refuses to work (PSO:CDS / INTERNAL AUTHENTICATE answer 69 85) until the
 PIN is changed or reset, which is what web-eid and DigiDoc4 guard against. The PUK cannot be
-changed: CHANGE REFERENCE DATA for 83 answers 69 85 (conditions of use not satisfied)."""
+changed: CHANGE REFERENCE DATA for 83 answers 69 85 (conditions of use not satisfied).
+Key agreement (spec §3.3): MSE:SET B8 with only the key reference 84 01 01 (the authentication
+key), then PSO:DECIPHER 80 86 with 00 || point after PIN1 (81), which answers the X coordinate."""
 
 import os
 
-from cardbase import DF, EF, Pin, EstEIDApplet, resolve, split_path, ecdsa_raw, personal_records, fcp_ef, fcp_df
+from cardbase import DF, EF, Pin, EstEIDApplet, resolve, split_path, ecdsa_raw, ecdh_x, personal_records, fcp_ef, fcp_df
 from iso7816 import (CardError, parse_tlv, SW_CONDITIONS_NOT_SATISFIED, SW_FILE_NOT_FOUND,
                      SW_NO_CURRENT_EF, SW_REF_DATA_NOT_FOUND, SW_SECURITY_NOT_SATISFIED,
                      SW_WRONG_DATA, SW_WRONG_LENGTH, SW_WRONG_P1P2, SW_WRONG_P1P2_OFFSET)
@@ -44,6 +46,7 @@ class ThalesCard(EstEIDApplet):
         self.cur_df, self.cur_ef = self.mf, None
         self.verified = set()
         self.se = None           # (key reference, algorithm byte) from MSE:SET
+        self.decipher_key = None # key reference from MSE:SET B8
         self.hash = None         # from PSO:HASH
 
     def select(self, a):
@@ -144,9 +147,16 @@ class ThalesCard(EstEIDApplet):
         return b""
 
     def mse(self, a):
-        if a.p1 != 0x41 or a.p2 not in (0xB6, 0xA4):
+        if a.p1 != 0x41 or a.p2 not in (0xB6, 0xA4, 0xB8):
             raise CardError(SW_WRONG_P1P2)
         objs = dict(parse_tlv(a.data))
+        if a.p2 == 0xB8:                                 # confidentiality: the auth key only
+            if objs.get(0x84) != bytes([AUTH_KEY_REF]):
+                raise CardError(SW_REF_DATA_NOT_FOUND)
+            if 0x80 in objs:
+                raise CardError(SW_WRONG_DATA)
+            self.decipher_key = AUTH_KEY_REF
+            return b""
         alg, key = objs.get(0x80), objs.get(0x84)
         if key not in (bytes([SIGN_KEY_REF]), bytes([AUTH_KEY_REF])):
             raise CardError(SW_REF_DATA_NOT_FOUND)
@@ -170,6 +180,14 @@ class ThalesCard(EstEIDApplet):
         return ecdsa_raw(self.sign_key if key_ref == SIGN_KEY_REF else self.auth_key, digest)
 
     def pso(self, a):
+        if (a.p1, a.p2) == (0x80, 0x86):                 # PSO: DECIPHER, key agreement
+            if self.decipher_key != AUTH_KEY_REF:
+                raise CardError(SW_CONDITIONS_NOT_SATISFIED)
+            if 0x81 not in self.verified:
+                raise CardError(SW_SECURITY_NOT_SATISFIED)
+            if not self.pins[0x81].changed:
+                raise CardError(SW_CONDITIONS_NOT_SATISFIED)
+            return ecdh_x(self.auth_key, a.data)
         if (a.p1, a.p2) == (0x90, 0xA0):                 # PSO: HASH, data 90 L <hash>
             objs = dict(parse_tlv(a.data))
             h = objs.get(0x90)

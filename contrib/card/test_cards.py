@@ -52,6 +52,17 @@ def verify_raw(key, digest48, sig):
                             cec.ECDSA(utils.Prehashed(hashes.SHA384())))
 
 
+def ephemeral_point(curve=None):
+    """A sender's ephemeral key and its uncompressed point, as a CDOC sender makes them."""
+    key = cec.generate_private_key(curve or cec.SECP384R1())
+    return key, key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+
+
+def decipher(point):
+    """PSO:DECIPHER for key agreement: 00 2A 80 86 62 00 <point> 00 (spec §3.2, §3.3)."""
+    return H("002A8086") + bytes([len(point) + 1]) + b"\x00" + point + b"\x00"
+
+
 class Base(unittest.TestCase):
     kind = IdemiaCard
 
@@ -191,6 +202,32 @@ class Idemia(Base):
         self.ok(H("0024000218") + pin_ff("17258403") + pin_ff("87654321"))
         self.ok(H("002000020C") + pin_ff("87654321"))
 
+    def test_key_agreement_with_the_authentication_key(self):
+        sender, point = ephemeral_point()
+        self.ok(AWP)
+        self.assertEqual(self.sw(decipher(point)), "6985")              # no MSE:SET yet
+        self.ok(H("002241B80980 04FF300400 840181".replace(" ", "")))
+        self.assertEqual(self.sw(decipher(point)), "6982")              # PIN1 not verified
+        self.ok(H("002000010C") + pin_ff("1234"))
+        z = self.ok(decipher(point))
+        self.assertEqual(len(z), 48)
+        self.assertEqual(z, sender.exchange(cec.ECDH(), AUTH_KEY.public_key()))
+        self.assertEqual(z, AUTH_KEY.exchange(cec.ECDH(), sender.public_key()))
+        # PIN1 is global: a second agreement needs no second VERIFY.
+        other, point2 = ephemeral_point()
+        self.assertEqual(self.ok(decipher(point2)), other.exchange(cec.ECDH(), AUTH_KEY.public_key()))
+        # Wrong curve, no padding-indicator byte, a point off the curve: wrong data.
+        _, p256 = ephemeral_point(cec.SECP256R1())
+        self.assertEqual(self.sw(decipher(p256)), "6A80")
+        self.assertEqual(self.sw(H("002A808661") + point + b"\x00"), "6A80")
+        self.assertEqual(self.sw(decipher(point[:-1] + bytes([point[-1] ^ 1]))), "6A80")
+        # Only the authentication key (81) with FF 30 04 00 sets up decipher.
+        self.assertEqual(self.sw(H("002241B809800 4FF300400 84019F".replace(" ", ""))), "6A88")
+        self.assertEqual(self.sw(H("002241B8098004FF150800840181")), "6A80")
+        # Selecting another application drops the security environment.
+        self.ok(QSCD)
+        self.assertEqual(self.sw(decipher(point)), "6985")
+
     def test_internal_authenticate(self):
         digest = os.urandom(48)
         self.ok(AWP)
@@ -256,6 +293,29 @@ class Thales(Base):
         verify_raw(SIGN_KEY, digest, self.ok(H("002A9E9A00")))
         self.ok(H("002A90A032") + H("9030") + digest)
         self.assertEqual(self.sw(H("002A9E9A00")), "6982")
+
+    def test_key_agreement_with_the_authentication_key(self):
+        sender, point = ephemeral_point()
+        self.ok(H("00A4040C0CA000000063504B43532D3135"))
+        self.assertEqual(self.sw(decipher(point)), "6985")
+        self.assertEqual(self.sw(H("002241B803840105")), "6A88")        # the signing key cannot
+        self.assertEqual(self.sw(H("002241B806800154840101")), "6A80")  # no algorithm reference
+        self.ok(H("002241B803840101"))
+        self.assertEqual(self.sw(decipher(point)), "6982")
+        self.ok(H("002000810C") + pin_00("1234"))
+        self.assertEqual(self.ok(decipher(point)), sender.exchange(cec.ECDH(), AUTH_KEY.public_key()))
+        self.assertEqual(self.sw(decipher(point[1:])), "6A80")
+
+    def test_key_agreement_needs_a_changed_pin1(self):
+        st = read_state(self.state)
+        st["pins"]["pin1"]["changed"] = False
+        with open(self.state, "w") as fh:
+            json.dump(st, fh)
+        self.card = self.make()
+        _, point = ephemeral_point()
+        self.ok(H("002241B803840101"))
+        self.ok(H("002000810C") + pin_00("1234"))
+        self.assertEqual(self.sw(decipher(point)), "6985")
 
     def test_unblock_and_puk_unchangeable(self):
         for _ in range(3):

@@ -49,6 +49,11 @@ protocol EstEIDApplication {
     /// Signs a digest with the signing key (PIN2 verified just before); raw r‖s.
     func sign(digest: [UInt8]) throws -> [UInt8]
     func change(_ secret: CardSecret, old: SecretBytes, new: SecretBytes) throws
+    /// Selects the authentication key's application: PIN1 is verified after it, then `agree`.
+    func prepareKeyAgreement() throws
+    /// ECDH with the authentication key (PIN1 verified just before): MSE:SET for decipher, then
+    /// PSO:DECIPHER with the sender's uncompressed point; the card's answer is Z.
+    func agree(point: [UInt8]) throws -> SecretBytes
     func unblock(_ secret: CardSecret, puk: SecretBytes, new: SecretBytes) throws
 }
 
@@ -73,6 +78,26 @@ extension EstEIDApplication {
         defer { CardStatus.wipe(&command) }
         let response = try channel.transmit(command)
         try CardStatus.checkVerification(response, secret)
+    }
+}
+
+extension EstEIDApplication {
+    /// PSO:DECIPHER for key agreement, the same on both cards (spec §3.2 step 4, §3.3 step 4):
+    /// data = the padding-indicator byte 00 and the point; answer = the X coordinate.
+    func decipherKeyAgreement(_ point: [UInt8], channel: CardChannel) throws -> SecretBytes {
+        var response = try channel.transmit(CommandAPDU(ins: 0x2A, p1: 0x80, p2: 0x86, data: [0x00] + point, le: 256))
+        defer { SecretBytes.zero(&response.data) }
+        switch response.sw {
+        case 0x9000: break
+        case 0x6982: throw IDCardError.refused("decrypt: PIN1 is not verified", sw: response.sw)
+        case 0x6A80: throw IDCardError.other("the card refused the sender's key: it is not a point on the card's curve")
+        default: try CardStatus.check(response, "decrypt")
+        }
+        // Z is one coordinate long (48 bytes on P-384): anything else is no answer to use.
+        guard response.data.count == (point.count - 1) / 2 else {
+            throw IDCardError.other("the card answered the key agreement with \(response.data.count) bytes, not \((point.count - 1) / 2)")
+        }
+        return SecretBytes(response.data)
     }
 }
 

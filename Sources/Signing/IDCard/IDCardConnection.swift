@@ -123,7 +123,7 @@ final class IDCardConnection {
             return IDEMIAApplication(channel: channel)
         }
         if try channel.transmit(CommandAPDU(ins: 0xA4, p1: 0x04, p2: 0x0C, data: ThalesApplication.aid)).isSuccess {
-            return ThalesApplication(channel: channel, isT0: card.isT0)
+            return ThalesApplication(channel: channel, isT0: card.isT0, readChunk: ThalesApplication.secureMessagingReadChunk)
         }
         throw IDCardError.unsupported("the contactless card in \(reader) has neither ID-card application")
     }

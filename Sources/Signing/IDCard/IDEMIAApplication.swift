@@ -9,6 +9,8 @@ final class IDEMIAApplication: EstEIDApplication {
 
     static let mainAID = Hex.bytes("A0 00 00 00 77 01 08 00 07 00 00 FE 00 00 01 00")!
     static let qscdAID = Array("QSCD Application".utf8)
+    /// The authentication application, home of the authentication key (spec §3.2 step 1).
+    static let awpAID = Hex.bytes("E8 28 BD 08 0F F2 50 4F 54 20 41 57 50")!
     /// At most this many bytes per READ BINARY (some cards and readers fail above it).
     static let readChunk = 0xC0
 
@@ -76,6 +78,15 @@ final class IDEMIAApplication: EstEIDApplication {
         if response.sw == 0x6982 { throw IDCardError.refused("sign: PIN2 is not verified", sw: response.sw) }
         try CardStatus.check(response, "sign")
         return response.data
+    }
+
+    func prepareKeyAgreement() throws { try select(Self.awpAID) }
+
+    func agree(point: [UInt8]) throws -> SecretBytes {
+        // MSE:SET, confidentiality template: algorithm FF 30 04 00 (ECDH), key 81 (authentication).
+        let mse = CommandAPDU(ins: 0x22, p1: 0x41, p2: 0xB8, data: [0x80, 0x04, 0xFF, 0x30, 0x04, 0x00, 0x84, 0x01, 0x81])
+        try CardStatus.check(try channel.transmit(mse), "set up the authentication key for decryption")
+        return try decipherKeyAgreement(point, channel: channel)
     }
 
     func change(_ secret: CardSecret, old: SecretBytes, new: SecretBytes) throws {

@@ -10,10 +10,15 @@ final class ThalesApplication: EstEIDApplication {
     let isT0: Bool
 
     static let aid = Hex.bytes("A0 00 00 00 63 50 4B 43 53 2D 31 35")!
+    /// Bytes per READ BINARY. Under secure messaging 256 plain bytes wrap to a 291-byte answer,
+    /// more than a short response holds: 223 (0xDF) is the most that still fits.
+    let readChunk: Int
+    static let secureMessagingReadChunk = 0xDF
 
-    init(channel: CardChannel, isT0: Bool) {
+    init(channel: CardChannel, isT0: Bool, readChunk: Int = 256) {
         self.channel = channel
         self.isT0 = isT0
+        self.readChunk = readChunk
     }
 
     func select() throws {
@@ -25,7 +30,7 @@ final class ThalesApplication: EstEIDApplication {
         let path: [UInt8] = which == .authentication ? [0xAD, 0xF1, 0x34, 0x11] : [0xAD, 0xF2, 0x34, 0x21]
         let response = try channel.transmit(CommandAPDU(ins: 0xA4, p1: 0x08, p2: 0x04, data: path, le: 256))
         try CardStatus.check(response, "select the \(which.rawValue) certificate")
-        return try readBinary(channel, size: try fileSize(fromFCI: response.data), chunk: 256)
+        return try readBinary(channel, size: try fileSize(fromFCI: response.data), chunk: readChunk)
     }
 
     func holder() throws -> CardHolder {
@@ -78,6 +83,15 @@ final class ThalesApplication: EstEIDApplication {
         if response.sw == 0x6982 { throw IDCardError.refused("sign: PIN2 is not verified", sw: response.sw) }
         try CardStatus.check(response, "sign")
         return response.data
+    }
+
+    func prepareKeyAgreement() throws { try select() }
+
+    func agree(point: [UInt8]) throws -> SecretBytes {
+        // MSE:SET, confidentiality template: no algorithm reference, key 01 (authentication).
+        let mse = CommandAPDU(ins: 0x22, p1: 0x41, p2: 0xB8, data: [0x84, 0x01, 0x01])
+        try CardStatus.check(try channel.transmit(mse), "set up the authentication key for decryption")
+        return try decipherKeyAgreement(point, channel: channel)
     }
 
     func change(_ secret: CardSecret, old: SecretBytes, new: SecretBytes) throws {

@@ -45,7 +45,22 @@ struct PKCS11Selection {
         let certificate: TokenCertificate
     }
 
-    func choose(from listings: [ModuleListing]) throws -> Choice {
+    /// What the chosen key is for: signing wants non-repudiation; decrypting an encrypted
+    /// container wants key agreement or key encipherment (or no keyUsage at all).
+    enum Purpose {
+        case signing, decryption
+
+        func allows(_ certificate: TokenCertificate) -> Bool {
+            switch self {
+            case .signing: return certificate.certificate.hasNonRepudiation
+            case .decryption:
+                let usage = certificate.certificate.keyUsageNames
+                return usage.isEmpty || usage.contains("keyAgreement") || usage.contains("keyEncipherment")
+            }
+        }
+    }
+
+    func choose(from listings: [ModuleListing], for purpose: Purpose = .signing) throws -> Choice {
         let all = listings.flatMap(\.tokens)
         let tokens = all.filter { token in
             (label == nil || token.info.label == label) && (slot == nil || token.slot == slot)
@@ -61,19 +76,22 @@ struct PKCS11Selection {
             throw SigningError("no certificate with a private key on \(names)"
                 + (problems.isEmpty ? "" : " (" + problems.joined(separator: "; ") + ")"))
         }
-        let signing = keyed.filter { $0.certificate.certificate.hasNonRepudiation }
-        guard !signing.isEmpty else {
+        let usable = keyed.filter { purpose.allows($0.certificate) }
+        guard !usable.isEmpty else {
             let names = Set(keyed.map { Self.name($0.token) }).sorted().joined(separator: ", ")
-            throw SigningError("no certificate for signing on \(names): none has the non-repudiation key usage ("
-                + keyed.map { Self.subject($0.certificate) }.joined(separator: ", ") + ")")
+            throw SigningError(purpose == .signing
+                ? "no certificate for signing on \(names): none has the non-repudiation key usage ("
+                    + keyed.map { Self.subject($0.certificate) }.joined(separator: ", ") + ")"
+                : "no certificate for decrypting on \(names): none has the key agreement or key encipherment key usage ("
+                    + keyed.map { Self.subject($0.certificate) }.joined(separator: ", ") + ")")
         }
-        guard signing.count == 1 else {
-            throw SigningError("several certificates can sign: "
-                + signing.map { "\(Self.name($0.token)) slot \($0.token.slot): \(Self.subject($0.certificate)) (key \($0.certificate.idHex))" }
+        guard usable.count == 1 else {
+            throw SigningError("several certificates can \(purpose == .signing ? "sign" : "decrypt"): "
+                + usable.map { "\(Self.name($0.token)) slot \($0.token.slot): \(Self.subject($0.certificate)) (key \($0.certificate.idHex))" }
                     .joined(separator: "; ")
                 + "; choose one with label=, slot= or key=")
         }
-        return signing[0]
+        return usable[0]
     }
 
     private func matchesKey(_ certificate: TokenCertificate) -> Bool {
