@@ -54,11 +54,11 @@ let package = Package(
         // PKCS#11 modules (by path or p11-kit's registry), tokens, sessions, login and signing.
         .target(name: "PKCS11", dependencies: ["CPKCS11", "Crypto"]),
         // One signing session for every method, and the signers (one folder each), and the PIN entry they share.
-        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard", "PKCS11"]),
+        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard", "PKCS11", "CDOC"]),
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
         .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "CFuseReader", "CLinux", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
-        .target(name: "CLI", dependencies: ["ASiC", "CLinux", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust", "PKCS11"]),
+        .target(name: "CLI", dependencies: ["ASiC", "CLinux", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust", "PKCS11", "CDOC"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),
 
         // Fuzz entry points: a corpus replayer by default, libFuzzer targets with -DFUZZING.
