@@ -3,6 +3,15 @@ import Crypto
 /// The transport key of one CDOC 1.x recipient: RSA PKCS#1 v1.5, or ECDH-ES + ConcatKDF + AES
 /// key wrap (spec §1.3, §1.4). Writing does the reverse.
 enum CDOC1KeyTransport {
+    /// The first of `entries` (one certificate listed more than once) that yields the key.
+    static func unwrap(_ entries: [CDOC1Document.EncryptedKey], with key: RecipientKey) throws -> SecretBytes {
+        var failure: Error?
+        for entry in entries {
+            do { return try unwrap(entry, with: key) } catch { failure = failure ?? error }
+        }
+        throw failure ?? CDOCError(.noRecipient, "\(key.name) is not one of the recipients")
+    }
+
     static func unwrap(_ recipient: CDOC1Document.EncryptedKey, with key: RecipientKey) throws -> SecretBytes {
         if let agreement = recipient.agreement {
             guard let kekLength = CDOC1Names.keyWrap[recipient.method] else {

@@ -39,14 +39,16 @@ public final class CDOC1Reader: EncryptedContainerReader {
         guard case .key(let key) = unlocker else {
             throw CDOCError(.noRecipient, "a CDOC 1.x file is encrypted for certificates only; a secret key or password cannot open it")
         }
-        let chosen = try recipient(for: key)
-        let transportKey = try CDOC1KeyTransport.unwrap(chosen, with: key)
+        let transportKey = try CDOC1KeyTransport.unwrap(try recipients(for: key), with: key)
         let files = try CDOC1Payload.files(of: document, key: transportKey)
         try CDOC1Payload.deliver(files, to: sink)
     }
 
-    /// The one recipient `key` opens: the same certificate, or a certificate of the same public key.
-    func recipient(for key: RecipientKey) throws -> CDOC1Document.EncryptedKey {
+    /// The recipient `key` opens: the same certificate, or a certificate of the same public key.
+    /// Several entries for one and the same certificate are one person listed twice (cdoc4j
+    /// writes such files): they are all returned, to be tried in order. Different certificates
+    /// that match are a choice asicfs does not make for the person.
+    func recipients(for key: RecipientKey) throws -> [CDOC1Document.EncryptedKey] {
         let keyInfo = try? key.publicKey.subjectPublicKeyInfo()
         let matching = document.keys.filter { candidate in
             if let own = key.certificate, own.der == candidate.certificate.der { return true }
@@ -56,11 +58,11 @@ public final class CDOC1Reader: EncryptedContainerReader {
         guard let first = matching.first else {
             throw CDOCError(.noRecipient, "\(key.name) is not one of the recipients (\(recipients.map(\.displayName).joined(separator: "; ")))")
         }
-        guard matching.count == 1 else {
+        guard matching.allSatisfy({ $0.certificate.der == first.certificate.der }) else {
             throw CDOCError(.severalRecipients, "\(key.name) matches several recipients: "
                 + matching.map { $0.certificate.subjectLine }.joined(separator: "; "))
         }
-        return first
+        return matching
     }
 
     /// The whole file (the XML parser takes one buffer of at most 2 GiB).

@@ -59,15 +59,23 @@ final class CDOC1RoundTripTests: CDOCTestCase {
         XCTAssertEqual(sink.files.map(\.bytes), [[1, 2, 3]])
     }
 
-    func testTwoRecipientsWithTheSameKeyAreAClearError() throws {
-        let recipient = try key(.rsa, "twice")
-        let file = try encrypt([("a.txt", [1])], for: [recipient, recipient])
+    func testTwoCertificatesOfTheSameKeyAreAClearErrorNamingThem() throws {
+        let recipient = try key(.rsa, "first-certificate")
+        let reissued = try recipient.reissued(name: "second-certificate", in: folder)
+        let file = try encrypt([("a.txt", [1])], for: [recipient, reissued])
         let sink = MemorySink()
-        XCTAssertThrowsError(try reader(file).decrypt(with: .key(try recipientKey(recipient)), into: sink)) {
+        // A bare key matches both by its public key; neither is chosen for the person.
+        XCTAssertThrowsError(try reader(file).decrypt(with: .key(try recipientKey(recipient, withCertificate: false)), into: sink)) {
             XCTAssertEqual(($0 as? CDOCError)?.code, .severalRecipients)
-            XCTAssertTrue("\($0)".contains("CN=twice"), "\($0)")
+            XCTAssertTrue("\($0)".contains("CN=first-certificate") && "\($0)".contains("CN=second-certificate"), "\($0)")
         }
         XCTAssertTrue(sink.files.isEmpty)
+    }
+
+    func testOneCertificateListedTwiceIsOneRecipient() throws {
+        let recipient = try key(.p256, "twice")
+        let file = try encrypt([("a.txt", [9])], for: [recipient, recipient])
+        XCTAssertEqual(try decrypt(file, with: recipient).files.map(\.bytes), [[9]])
     }
 
     func testASecretOrPasswordCannotOpenACDOC1File() throws {

@@ -150,6 +150,15 @@ public struct CDOCTestKey {
         return CDOCTestKey(kind: kind, keyPath: key, certificatePath: certificate)
     }
 
+    /// A second certificate for the same key (a re-issued one), named `name`.
+    public func reissued(name: String, in folder: URL) throws -> CDOCTestKey {
+        let certificate = folder.appendingPathComponent("\(name).pem").path
+        let made = try Shell.run("/usr/bin/openssl", ["req", "-x509", "-key", keyPath, "-out", certificate,
+                                                     "-subj", "/CN=\(name)/O=asicfs tests", "-days", "30"])
+        guard made.status == 0 else { throw ShellError("openssl req failed: \(made.stderr)") }
+        return CDOCTestKey(kind: kind, keyPath: keyPath, certificatePath: certificate)
+    }
+
     /// The key and certificate as a PKCS#12 file with `passphrase`.
     public func pkcs12(at path: String, passphrase: String) throws {
         let made = try Shell.run("/usr/bin/openssl", ["pkcs12", "-export", "-inkey", keyPath, "-in", certificatePath, "-out", path,
