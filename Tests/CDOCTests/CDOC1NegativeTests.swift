@@ -7,7 +7,8 @@ import XCTest
 /// Broken, hostile and wrongly keyed CDOC 1.x files: each fails with one line and hands nothing on.
 final class CDOC1NegativeTests: CDOCTestCase {
     /// A CDOC 1.1 file whose payload is `payload` as given (for DDOCs asicfs itself would never write).
-    private func handMade(payload: [UInt8], mimeType: String, for recipient: CDOCTestKey, filename: String = "x") throws -> String {
+    func handMade(payload: [UInt8], mimeType: String, for recipient: CDOCTestKey, filename: String = "x",
+                  extra: [(String, String)] = []) throws -> String {
         let transportKey = SecretBytes(randomBytes(32))
         let iv = randomBytes(12)
         let sealed = try AESGCM.seal(key: transportKey, iv: iv, payload)
@@ -16,7 +17,7 @@ final class CDOC1NegativeTests: CDOCTestCase {
         let certificate = try certificate(recipient)
         xml.encryptedKey(for: certificate, try CDOC1KeyTransport.wrap(transportKey, for: certificate, documentFormat: "ENCDOC-XML|1.1"))
         xml.payload(iv + sealed.ciphertext + sealed.tag)
-        xml.close(properties: [("DocumentFormat", "ENCDOC-XML|1.1"), ("Filename", filename)])
+        xml.close(properties: [("DocumentFormat", "ENCDOC-XML|1.1"), ("Filename", filename)] + extra)
         return try write("hand.cdoc", xml.bytes)
     }
 
@@ -104,6 +105,24 @@ final class CDOC1NegativeTests: CDOCTestCase {
             assertFails(file, with: recipient, .unsafeName)
         }
         assertFails(try handMade(payload: [1], mimeType: "application/octet-stream", for: recipient, filename: ".."), with: recipient, .unsafeName)
+    }
+
+    /// libdigidoc's optional zlib layer: inflated, and a stream that inflates past the size the
+    /// file declares is refused as a bomb.
+    func testAZlibPayloadInflatesAndABombIsRefused() throws {
+        let recipient = try key(.p256, "r")
+        let original = Array(String(repeating: "Õunad ja pirnid. ", count: 4000).utf8)
+        try Data(original).write(to: folder.appendingPathComponent("plain"))
+        let compressed = try Shell.run("/usr/bin/python3", ["-c", "import sys, zlib; open(sys.argv[2], 'wb').write(zlib.compress(open(sys.argv[1], 'rb').read()))",
+                                                            path("plain"), path("plain.z")])
+        XCTAssertEqual(compressed.status, 0, compressed.stderr)
+        let zlibType = "http://www.isi.edu/in-noes/iana/assignments/media-types/application/zip"
+        let file = try handMade(payload: try read(path("plain.z")), mimeType: zlibType, for: recipient, filename: "apples.txt",
+                                extra: [("OriginalSize", "\(original.count)"), ("OriginalMimeType", "text/plain")])
+        XCTAssertEqual(try decrypt(file, with: recipient).files.map(\.bytes), [original])
+        let bomb = try handMade(payload: try read(path("plain.z")), mimeType: zlibType, for: recipient, filename: "apples.txt",
+                                extra: [("OriginalSize", "1000")])
+        assertFails(bomb, with: recipient, .limit)
     }
 
     func testSomethingThatIsNotXMLIsNotAnEncryptedContainer() throws {

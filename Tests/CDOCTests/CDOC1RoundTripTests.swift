@@ -35,6 +35,16 @@ final class CDOC1RoundTripTests: CDOCTestCase {
         }
     }
 
+    /// The payload is one base64 text node, here 16 MB (libxml2 limits single nodes to 10 MB without
+    /// XML_PARSE_HUGE in some versions; SafeXML's largeText asks for it).
+    func testATwelveMegabyteFileRoundTrips() throws {
+        let recipient = try key(.p384, "large")
+        let block = randomBytes(1 << 16)
+        let bytes = (0..<192).flatMap { index in block.map { $0 ^ UInt8(truncatingIfNeeded: index) } }
+        let file = try encrypt([("large.bin", bytes)], for: [recipient])
+        XCTAssertEqual(try decrypt(file, with: recipient).files.first?.bytes == bytes, true)
+    }
+
     func testCDOC10RefusesAnECRecipient() throws {
         let recipient = try key(.p384, "ec10")
         XCTAssertThrowsError(try encrypt([("a", [1])], for: [recipient], format: .cdoc10)) {
