@@ -120,6 +120,28 @@ final class EncryptionCommandTests: CLITestCase {
         XCTAssertEqual(contents(work.path).filter { $0.hasSuffix(".cdoc") || $0.hasPrefix(".asicfs-") }, ["there.cdoc"])
     }
 
+    /// Without passphrase-file= the Secrets module asks: pinentry here (a fake one). The passphrase
+    /// is in no command line or environment; a cancel decrypts nothing.
+    func testThePKCS12PassphraseComesFromPinentry() throws {
+        let rsa = try key(.rsa, "rsa")
+        try rsa.pkcs12(at: path("me.p12"), passphrase: "pinentry phrase")
+        let out = path("p.cdoc")
+        assertSuccess(try asicfs(["encrypt", out, try write("a.txt", "via pinentry"), "-r", rsa.certificatePath]))
+        let log = path("pinentry.log")
+        let cancelling = path("cancelling-pinentry")
+        try FakePinentry.write(to: cancelling, pin: nil, log: log)
+        let cancelled = try asicfs(["decrypt", out, "-d", path("c"), "--method", "pkcs12", "file=\(path("me.p12"))", "-o", "pinentry=\(cancelling)", "--json"])
+        _ = try envelope(cancelled, command: "decrypt", status: 1, code: "cancelled")
+        XCTAssertEqual(contents(path("c")), [])
+        let answering = path("answering-pinentry")
+        try FakePinentry.write(to: answering, pin: "pinentry phrase", log: log)
+        assertSuccess(try asicfs(["decrypt", out, "-d", path("d"), "--method", "pkcs12", "file=\(path("me.p12"))", "-o", "pinentry=\(answering)"]))
+        XCTAssertEqual(String(decoding: try read(path("d") + "/a.txt"), as: UTF8.self), "via pinentry")
+        let transcript = try String(contentsOfFile: log, encoding: .utf8)
+        XCTAssertTrue(transcript.contains("SETPROMPT Passphrase for me.p12"), transcript)
+        XCTAssertFalse(transcript.contains("pinentry phrase"), "the passphrase is in no environment or command line")
+    }
+
     func testPythonReaderOpensWhatTheCommandWrites() throws {
         let peer = try CDOC1Peer.install(in: work)
         let ec = try key(.p256, "ec")

@@ -96,8 +96,6 @@ struct SecretAsker {
         guard let source = SecretSource.choose(descriptor: descriptor, configuration: configuration, terminalAllowed: commandLine) else {
             throw SigningParameterError("\(method): '\(fileKey)=PATH' is required here (\(SecretSource.noPrompt))")
         }
-        do { return try source.ask(request) } catch SecretEntryError.cancelled {
-            throw SecretEntryError.cancelled("\(request.prompt) entry was cancelled; nothing was decrypted")
-        }
+        return try source.ask(request)
     }
 }
