@@ -82,7 +82,7 @@ let package = Package(
         // Trusted lists: the conformance EE_T-*.xml scenarios.
         .testTarget(name: "TrustTests", dependencies: ["Trust", "TestTools"]),
         // Signing and validation end to end: corpus verdicts, round trips, tampering, pyasice.
-        .testTarget(name: "SignatureTests", dependencies: ["Signing", "Validation", "XAdES", "ASiC", "Trust", "Crypto", "Configuration", "TestTools", "PKCS11"],
+        .testTarget(name: "SignatureTests", dependencies: ["Signing", "Validation", "XAdES", "ASiC", "Trust", "Crypto", "Configuration", "TestTools", "PKCS11", "CDOC"],
                     exclude: ["Interop"]),
         // APDUs, PACE (against the ICAO 9303 worked example) and secure messaging, and the virtual ID-card over pcscd.
         .testTarget(name: "SmartCardTests", dependencies: ["SmartCard", "Crypto", "TestTools"]),
