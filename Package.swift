@@ -86,6 +86,6 @@ let package = Package(
                     exclude: ["Interop"]),
         // APDUs, PACE (against the ICAO 9303 worked example) and secure messaging, and the virtual ID-card over pcscd.
         .testTarget(name: "SmartCardTests", dependencies: ["SmartCard", "Crypto", "TestTools"]),
-        .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration", "TestTools"]),
+        .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration", "TestTools", "CDOC"]),
     ]
 )
