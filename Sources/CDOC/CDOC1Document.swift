@@ -113,7 +113,7 @@ struct CDOC1Document {
 
     /// A ConcatKDF attribute: hex with the XML-ENC 1.1 "unused bits" byte `00` first (dropped).
     private static func bitString(_ element: XMLElement, _ name: String) throws -> [UInt8] {
-        guard let hex = element.attribute(name, namespace: nil), let bytes = Hex.decode(hex), bytes.first == 0 else {
+        guard let hex = element.attribute(name, namespace: nil), let bytes = CDOC1Hex.decode(hex), bytes.first == 0 else {
             throw CDOCError(.malformed, "a recipient's ConcatKDF \(name) is not hex starting with 00")
         }
         return Array(bytes.dropFirst())
@@ -141,7 +141,7 @@ struct CDOC1Document {
 }
 
 /// Hex text to bytes and back.
-enum Hex {
+enum CDOC1Hex {
     static func decode(_ text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }

@@ -31,8 +31,8 @@ struct CDOC1XML {
             add("<denc:EncryptionMethod Algorithm=\"\(CDOC1Names.xmlenc)kw-aes256\"/>\n")
             add("<ds:KeyInfo><denc:AgreementMethod Algorithm=\"\(CDOC1Names.ecdhES)\">\n")
             add("<xenc11:KeyDerivationMethod xmlns:xenc11=\"\(CDOC1Names.xmlenc11)\" Algorithm=\"\(CDOC1Names.concatKDF)\">")
-            add("<xenc11:ConcatKDFParams AlgorithmID=\"00\(Hex.encode(algorithmID))\" PartyUInfo=\"00\(Hex.encode(senderPoint))\" "
-                + "PartyVInfo=\"00\(Hex.encode(certificate.der))\">")
+            add("<xenc11:ConcatKDFParams AlgorithmID=\"00\(CDOC1Hex.encode(algorithmID))\" PartyUInfo=\"00\(CDOC1Hex.encode(senderPoint))\" "
+                + "PartyVInfo=\"00\(CDOC1Hex.encode(certificate.der))\">")
             add("<ds:DigestMethod Algorithm=\"\(CDOC1Names.digestURI(digest))\"/></xenc11:ConcatKDFParams></xenc11:KeyDerivationMethod>\n")
             add("<denc:OriginatorKeyInfo><ds:KeyValue><dsig11:ECKeyValue xmlns:dsig11=\"\(CDOC1Names.xmldsig11)\">")
             add("<dsig11:NamedCurve URI=\"\(curveURI)\"/><dsig11:PublicKey>\(Self.base64(senderPoint))</dsig11:PublicKey>")

@@ -1,7 +1,7 @@
 import CZlib
 
 /// A zlib stream (RFC 1950) inflated in memory, up to `limit` bytes: more is a bomb, refused.
-enum ZlibInflate {
+enum CDOC1Zlib {
     static func inflate(_ input: [UInt8], limit: Int) throws -> [UInt8] {
         var stream = z_stream()
         guard inflateInit_(&stream, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
