@@ -58,7 +58,7 @@ let package = Package(
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
         .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "CFuseReader", "CLinux", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
-        .target(name: "CLI", dependencies: ["ASiC", "CLinux", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust", "PKCS11"]),
+        .target(name: "CLI", dependencies: ["ASiC", "CLinux", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust", "PKCS11", "CDOC"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),
 
         // Fuzz entry points: a corpus replayer by default, libFuzzer targets with -DFUZZING.
@@ -82,12 +82,12 @@ let package = Package(
         // Trusted lists: the conformance EE_T-*.xml scenarios.
         .testTarget(name: "TrustTests", dependencies: ["Trust", "TestTools"]),
         // Signing and validation end to end: corpus verdicts, round trips, tampering, pyasice.
-        .testTarget(name: "SignatureTests", dependencies: ["Signing", "Validation", "XAdES", "ASiC", "Trust", "Crypto", "Configuration", "TestTools", "PKCS11"],
+        .testTarget(name: "SignatureTests", dependencies: ["Signing", "Validation", "XAdES", "ASiC", "Trust", "Crypto", "Configuration", "TestTools", "PKCS11", "CDOC"],
                     exclude: ["Interop"]),
         // APDUs, PACE (against the ICAO 9303 worked example) and secure messaging, and the virtual ID-card over pcscd.
         .testTarget(name: "SmartCardTests", dependencies: ["SmartCard", "Crypto", "TestTools"]),
         // Who decrypts: the ID-card (virtual card over pcscd), PKCS#11 tokens (SoftHSM, OpenSC).
         .testTarget(name: "RecipientKeyTests", dependencies: ["Signing", "CDOC", "Crypto", "PKCS11", "Configuration", "TestTools"]),
-        .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration", "TestTools"]),
+        .testTarget(name: "CLITests", dependencies: ["CLI", "Configuration", "TestTools", "CDOC"]),
     ]
 )

@@ -29,6 +29,10 @@ packages=(
   # desktop-file-validate, xmllint,
   # notify-send (faked in the tests), dpkg-deb and dpkg-shlibdeps for `make deb`
   attr strace xdg-utils libglib2.0-bin desktop-file-utils shared-mime-info libxml2-utils libnotify-bin dpkg-dev
+  # encrypted containers: Debian's libdigidoc (cdigidoc) as an independent CDOC 1.0 reader and
+  # writer, python3-cryptography for the independent CDOC 1.1 peer (above), envsubst for
+  # .ci/cdoc-corpus.sh
+  libdigidoc-tools gettext-base
   # readelf: how the packaged binary is linked (scripts/test-package.sh)
   binutils
   # fincore: how much of a container the page cache holds after a read through the mount

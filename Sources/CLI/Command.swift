@@ -35,7 +35,7 @@ struct Command: Sendable {
 
 /// The commands in the order `asicfs --help` lists them.
 let commands: [Command] = [mountCommand, umountCommand, createCommand, listCommand, extractCommand, addCommand, removeCommand,
-                           signCommand, verifyCommand, extendCommand, cardCommand, tokensCommand, remoteCommand,
+                           signCommand, verifyCommand, extendCommand, decryptCommand, encryptCommand, cardCommand, tokensCommand, remoteCommand,
                            openCommand, closeCommand]
 
 /// Takes exactly `count` leading positionals or fails with a usage error naming `what`.

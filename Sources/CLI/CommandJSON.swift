@@ -7,7 +7,7 @@ import Foundation
 /// snake_case; docs/json-schema.json is the schema, asicfs(1) JSON OUTPUT the description.
 enum CommandJSON {
     /// The commands whose first argument is the container (named `container` in the envelope).
-    static let containerCommands: Set<String> = ["ls", "verify", "sign", "create", "add", "remove", "extend", "extract"]
+    static let containerCommands: Set<String> = ["ls", "verify", "sign", "create", "add", "remove", "extend", "extract", "decrypt", "encrypt"]
     /// The commands that print JSON Lines (one compact object per event) instead of one object.
     static let lineCommands: Set<String> = ["sign"]
     /// The commands whose first argument is a subcommand (`card status`): named with it.

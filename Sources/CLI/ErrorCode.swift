@@ -1,4 +1,5 @@
 import ASiC
+import CDOC
 import Configuration
 import Foundation
 import HTTP
@@ -14,6 +15,7 @@ enum ErrorCode: String, CaseIterable {
     case usage, configuration, notFound = "not-found", notAContainer = "not-a-container", refused, busy, io
     case signingFailed = "signing-failed", cancelled, trustUnavailable = "trust-unavailable", network
     case card, token, notValid = "not-valid", failed
+    case notARecipient = "not-a-recipient", wrongKey = "wrong-key", tampered, unsupported
 
     /// The code of an error a command threw.
     static func of(_ error: Error) -> ErrorCode {
@@ -35,7 +37,20 @@ enum ErrorCode: String, CaseIterable {
         case is CardError, is PACEError, is SecureMessagingError: return .card
         case is PKCS11Error: return .token
         case is TrustedListError: return .trustUnavailable
+        case let error as CDOCError: return of(error)
         default: return .failed
+        }
+    }
+
+    private static func of(_ error: CDOCError) -> ErrorCode {
+        switch error.code {
+        case .notEncrypted, .malformed: return .notAContainer
+        case .noRecipient, .severalRecipients: return .notARecipient
+        case .wrongKey: return .wrongKey
+        case .tampered: return .tampered
+        case .unsafeName, .limit: return .refused
+        case .unsupported, .needsKeyServer: return .unsupported
+        case .io: return .io
         }
     }
 

@@ -4,15 +4,26 @@ import Foundation
 let listCommand = Command(
     name: "ls",
     synopsis: "ls CONTAINER [--json]",
-    summary: "list data files and signatures",
+    summary: "list data files and signatures (or an encrypted file's recipients)",
     details: """
     The table shows size, modification time (local), media type and name of each data file,
     then the signature files. --json prints one JSON object (asicfs(1) JSON OUTPUT).
+    An encrypted container (.cdoc, .cdoc2; told by content) shows its format, its recipients
+    (kind, certificate subject or key label) and the files its header lists; no key is needed.
     """,
     options: [jsonOption],
     run: { arguments, _ in
         try requirePositionals(arguments, atLeast: 1, "CONTAINER")
         if arguments.positionals.count > 1 { throw UsageError("ls takes one CONTAINER") }
+        if let encrypted = try EncryptedListing.openIfEncrypted(arguments.positionals[0]) {
+            if arguments.has("--json") {
+                let size = (try? FileManager.default.attributesOfItem(atPath: arguments.positionals[0])[.size] as? Int) ?? 0
+                CommandJSON.success("ls", container: arguments.positionals[0], EncryptedListing.jsonFields(encrypted, size: size ?? 0))
+            } else {
+                Terminal.out(EncryptedListing.table(encrypted, path: arguments.positionals[0]))
+            }
+            return 0
+        }
         let container = try Container.open(arguments.positionals[0])
         if arguments.has("--json") {
             CommandJSON.success("ls", container: arguments.positionals[0], ContainerListing.jsonFields(container))

@@ -58,3 +58,10 @@ static inline const ASN1_ITEM *copenssl_ocsp_respdata_item(void) { return ASN1_I
 #include <openssl/ec.h>
 #include <openssl/bn.h>
 #endif
+
+// Encrypted containers (Crypto/ConcatKDF.swift, AESGCM.swift, AESKeyWrap.swift): EVP_KDF's header.
+#ifndef ASICFS_COPENSSL_SHIM_CDOC1_H
+#define ASICFS_COPENSSL_SHIM_CDOC1_H
+#include <openssl/kdf.h>
+static inline int copenssl_cipher_ctx_wrap_allow(void) { return EVP_CIPHER_CTX_FLAG_WRAP_ALLOW; }
+#endif

@@ -19,8 +19,9 @@ public final class SafeXMLDocument {
     private init(_ document: xmlDocPtr) { self.document = document }
     deinit { cxml_FreeDoc(document) }
 
-    /// Parses `bytes`; `name` is used in error messages.
-    public static func parse(_ bytes: [UInt8], name: String) throws -> SafeXMLDocument {
+    /// Parses `bytes`; `name` is used in error messages. `largeText` lifts libxml2's 10 MB limit on
+    /// one text node (a CDOC 1.x payload is one base64 node); DTDs and entities stay refused.
+    public static func parse(_ bytes: [UInt8], name: String, largeText: Bool = false) throws -> SafeXMLDocument {
         // libxml2 is loaded here, on first use (see Sources/CLibXML2/include/cxml.h).
         guard cxml_load() == 0 else { throw XMLError(String(cString: cxml_load_error())) }
         let text = try XMLEncoding.utf8(bytes)
@@ -32,6 +33,7 @@ public final class SafeXMLDocument {
         var options = XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue
         // Converted text is UTF-8 whatever its declaration says.
         if text.converted { options |= XML_PARSE_IGNORE_ENC.rawValue }
+        if largeText { options |= XML_PARSE_HUGE.rawValue }
         let doc = text.bytes.withUnsafeBufferPointer { buf in
             buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(buf.count, 1)) {
                 cxml_CtxtReadMemory(context, $0, Int32(buf.count), name, text.converted ? "UTF-8" : nil, Int32(options))

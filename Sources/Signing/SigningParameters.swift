@@ -23,7 +23,7 @@ public struct SigningParameters: Sendable, Equatable {
     public subscript(key: String) -> String? { values[key] }
 
     /// Parameters whose values are paths: a leading `~/` is the home folder, as in the config file.
-    public static let pathKeys: Set<String> = ["file", "passphrase-file", "pin-file"]
+    public static let pathKeys: Set<String> = ["file", "passphrase-file", "pin-file", "key-file", "cert-file", "secret-file", "password-file"]
 
     /// Parses a control file's one line (`key=value key="value with spaces"`; see `tokens`)
     /// and checks every key against `allowed` (plus the common keys).

@@ -86,6 +86,20 @@ final class CompletionTests: CLITestCase {
             .compactMap { $0.hasPrefix("  ") ? $0.split(separator: " ").first.map { String($0) + "=" } : nil }
         XCTAssertFalse(settings.isEmpty)
         XCTAssertEqual(Set(try bash(["asicfs", "ls", "-o", ""])), Set(settings))
+        XCTAssertEqual(try bash(["asicfs", "decrypt", "x.cdoc", "--method", "key", "key-"]), ["key-file="])
+        XCTAssertEqual(Set(try bash(["asicfs", "decrypt", "x.cdoc", "--method", ""])), Self.decryptionMethods)
+        XCTAssertEqual(try bash(["asicfs", "encrypt", "o.cdoc", "--format", "cdoc2"]), ["cdoc2"])
+        XCTAssertEqual(try bash(["asicfs", "decr"]), ["decrypt"])
+    }
+
+    static let decryptionMethods: Set = ["id-card", "pkcs11", "pkcs12", "key", "secret", "password"]
+
+    func testEveryCompletionKnowsTheDecryptionMethodsAndTheirParameters() throws {
+        XCTAssertEqual(try zsh("asicfs decrypt x.cdoc --method secret secret-"), ["secret-file="])
+        XCTAssertEqual(Set(try zsh("asicfs decrypt x.cdoc --method ")), Self.decryptionMethods)
+        XCTAssertEqual(try fish("asicfs decrypt x.cdoc --method password password-"), ["password-fd=", "password-file="].sorted())
+        XCTAssertEqual(Set(try fish("asicfs decrypt x.cdoc --method ")), Self.decryptionMethods)
+        XCTAssertEqual(try fish("asicfs encrypt o.cdoc a --format cdoc1"), ["cdoc1.0"])
     }
 
     func testZshCompletesParametersAndSettings() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import TestTools
 import XCTest
 
 /// Every command that takes --json prints the one envelope of docs/json-schema.json
@@ -109,6 +110,38 @@ final class JSONOutputTests: CLITestCase {
         _ = try run(["remote", "credentials", "--json", "-o", "remote.url=https://127.0.0.1:9/csc/v1"], command: "remote credentials",
                     status: try asicfs(["remote", "credentials", "-o", "remote.url=https://127.0.0.1:9/csc/v1"]).status)
         _ = try run(["remote", "credentials", "extra", "--json"], command: "remote credentials", status: 2, code: "usage")
+    }
+
+    /// decrypt, encrypt and ls of an encrypted file: the envelope with their own fields, and each
+    /// failure's stable code; the schema refuses a decrypt result without its fields.
+    func testEncryptionCommandsPrintTheEnvelopeOnSuccessAndFailure() throws {
+        let rsa = try CDOCTestKey.make(.rsa, in: work, name: "rsa")
+        let other = try CDOCTestKey.make(.p256, in: work, name: "other")
+        let file = try write("a.txt", "a")
+        var value = try run(["encrypt", path("a.cdoc"), file, "-r", rsa.certificatePath, "--json"], command: "encrypt", status: 0)
+        XCTAssertEqual(value["container"] as? String, path("a.cdoc"))
+        XCTAssertEqual(value["recipients"] as? Int, 1)
+        value = try run(["ls", path("a.cdoc"), "--json"], command: "ls", status: 0)
+        XCTAssertEqual(value["encrypted"] as? Bool, true)
+        value = try run(["decrypt", path("a.cdoc"), "-d", path("out"), "--method", "key", "key-file=\(rsa.keyPath)", "--json"],
+                        command: "decrypt", status: 0)
+        XCTAssertEqual(value["format"] as? String, "CDOC 1.1")
+        _ = try run(["decrypt", path("a.cdoc"), "-d", path("out2"), "--method", "key", "key-file=\(other.keyPath)", "--json"],
+                    command: "decrypt", status: 1, code: "not-a-recipient")
+        _ = try run(["decrypt", file, "--method", "key", "key-file=\(rsa.keyPath)", "--json"], command: "decrypt", status: 1, code: "not-a-container")
+        _ = try run(["decrypt", path("a.cdoc"), "--method", "nope", "--json"], command: "decrypt", status: 2, code: "usage")
+        _ = try run(["decrypt", path("a.cdoc"), "--method", "id-card", "--json"], command: "decrypt", status: 1, code: "unsupported")
+        _ = try run(["encrypt", path("b.cdoc"), file, "-r", other.certificatePath, "--format", "cdoc1.0", "--json"],
+                    command: "encrypt", status: 1, code: "unsupported")
+        _ = try run(["encrypt", path("a.cdoc"), file, "-r", rsa.certificatePath, "--json"], command: "encrypt", status: 1, code: "refused")
+        let incomplete = #"{"format_version": 2, "command": "decrypt", "ok": true, "exit_status": 0, "error": null, "container": "a.cdoc"}"#
+        let check = try runTool("/usr/bin/python3", ["-c", """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.loads(sys.argv[2])))
+            sys.exit(0 if errors else 1)
+            """, Self.jsonSchema, incomplete])
+        XCTAssertEqual(check.status, 0, "a decrypt result without format and decrypted passed the schema")
     }
 
     /// The schema is no blank cheque: an object of the old shape (format_version 1, verify's

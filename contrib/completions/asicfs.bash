@@ -23,6 +23,18 @@ _asicfs_parameters() {
     esac
 }
 
+# The key= parameters of a decryption method (as 'asicfs decrypt --help' lists them).
+_asicfs_decrypt_parameters() {
+    case $1 in
+        id-card) echo "pin-fd= reader= can=" ;;
+        pkcs11) echo "module= label= slot= key= pin-fd=" ;;
+        pkcs12) echo "file= passphrase-file= passphrase-fd=" ;;
+        key) echo "key-file= cert-file= passphrase-file= passphrase-fd=" ;;
+        secret) echo "secret-file= label=" ;;
+        password) echo "password-file= password-fd= label=" ;;
+    esac
+}
+
 # Words; a word ending in '=' gets no space after it (the value follows).
 _asicfs_words() {
     local word
@@ -55,14 +67,19 @@ _asicfs() {
     local cword=$COMP_CWORD cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
     local -a words=("${COMP_WORDS[@]}")
     [[ $cur == = ]] && cur=""
-    local commands="mount umount open close create ls extract add remove sign verify extend card tokens remote help"
+    local commands="mount umount open close create ls extract add remove sign verify extend decrypt encrypt card tokens remote help"
     local containers='@(asice|sce|bdoc|asics|scs|ASICE|SCE|BDOC|ASICS|SCS)'
     if [[ $cword -eq 1 ]]; then
         _asicfs_words "$commands --help --version" "$cur"
         return
     fi
     case $prev in
-        -m|--method) _asicfs_words "pkcs12 pkcs11 id-card mobile-id smart-id remote" "$cur"; return ;;
+        -m|--method)
+            if [[ ${words[1]} == decrypt ]]; then _asicfs_words "id-card pkcs11 pkcs12 key secret password" "$cur"
+            else _asicfs_words "pkcs12 pkcs11 id-card mobile-id smart-id remote" "$cur"; fi
+            return ;;
+        --format) _asicfs_words "cdoc cdoc1.0 cdoc2" "$cur"; return ;;
+        -r|--recipient|--password-file) [[ ${words[1]} == encrypt ]] && { _asicfs_files; return; } ;;
         -o|--option)
             if [[ ${words[1]} == mount || ${words[1]} == open ]]; then
                 _asicfs_words "$_asicfs_settings $_asicfs_mount_options" "$cur"
@@ -95,6 +112,17 @@ _asicfs() {
             if [[ $cur == -* ]]; then _asicfs_words "-f --foreground -o --no-file-manager" "$cur"; return; fi
             if [[ $cword -eq 3 && ${words[1]} == mount ]]; then _asicfs_files -d; else _asicfs_files "$containers"; fi
             return ;;
+        decrypt)
+            local i method=""
+            for ((i = 2; i < cword; i++)); do
+                [[ ${words[i]} == -m || ${words[i]} == --method ]] && method=${words[i+1]}
+            done
+            if [[ $cur == -* ]]; then _asicfs_words "--method --directory --stdout --json --help" "$cur"; return; fi
+            if [[ $cword -gt 2 && -n $method ]]; then _asicfs_words "$(_asicfs_decrypt_parameters "$method")" "$cur"; return; fi
+            _asicfs_files "@(cdoc|cdoc2|CDOC|CDOC2)"; return ;;
+        encrypt)
+            if [[ $cur == -* ]]; then _asicfs_words "--recipient --password-file --format --json --help" "$cur"; return; fi
+            _asicfs_files; return ;;
         sign)
             # After the container: the chosen method's key= parameters.
             local i method=""

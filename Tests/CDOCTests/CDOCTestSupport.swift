@@ -1,0 +1,106 @@
+import Crypto
+import Foundation
+import Glibc
+import TestTools
+import XCTest
+@testable import CDOC
+
+/// Collects decrypted files in memory; records whether it was abandoned.
+final class MemorySink: PlainFileSink {
+    var files: [(name: String, bytes: [UInt8])] = []
+    var abandoned = false
+    private var current: (String, [UInt8])?
+
+    func begin(name: String, size: Int64?) throws { current = (name, []) }
+    func write(_ bytes: UnsafeRawBufferPointer) throws { current?.1 += Array(bytes) }
+    func end() throws {
+        if let current { files.append((current.0, current.1)) }
+        current = nil
+    }
+    func abandon() {
+        abandoned = true
+        files = []
+        current = nil
+    }
+}
+
+/// A file to encrypt from memory.
+final class MemorySource: PlainFileSource {
+    let name: String
+    let bytes: [UInt8]
+    private var offset = 0
+    init(_ name: String, _ bytes: [UInt8]) {
+        self.name = name
+        self.bytes = bytes
+    }
+    var size: Int64 { Int64(bytes.count) }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let count = min(buffer.count, bytes.count - offset)
+        bytes.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+        offset += count
+        return count
+    }
+}
+
+/// A private folder per test, keys in it, and files read and written there.
+class CDOCTestCase: XCTestCase {
+    var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("cdoc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: folder) }
+
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    func key(_ kind: CDOCTestKey.Kind, _ name: String) throws -> CDOCTestKey {
+        try CDOCTestKey.make(kind, in: folder, name: name)
+    }
+
+    func certificate(_ key: CDOCTestKey) throws -> Certificate {
+        try Certificate.parse(Array(try Data(contentsOf: URL(fileURLWithPath: key.certificatePath))))
+    }
+
+    func recipientKey(_ key: CDOCTestKey, withCertificate: Bool = true) throws -> SoftwareRecipientKey {
+        let privateKey = try PrivateKey.read(Array(try Data(contentsOf: URL(fileURLWithPath: key.keyPath))))
+        return SoftwareRecipientKey(name: URL(fileURLWithPath: key.keyPath).lastPathComponent, privateKey: privateKey,
+                                    certificate: withCertificate ? try certificate(key) : nil)
+    }
+
+    /// Encrypts `files` with asicfs into `name` and returns its path.
+    @discardableResult
+    func encrypt(_ files: [(String, [UInt8])], for keys: [CDOCTestKey], format: EncryptedFormat = .cdoc11, as name: String = "out.cdoc") throws -> String {
+        let target = path(name)
+        let fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        try EncryptedContainer.writer(for: format).write(files: files.map { MemorySource($0.0, $0.1) },
+                                                         for: try keys.map { .certificate(try certificate($0)) }, to: fd)
+        return target
+    }
+
+    func reader(_ file: String) throws -> EncryptedContainerReader {
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        return try EncryptedContainer.open(descriptor: fd)
+    }
+
+    /// Decrypts `file` with `key` into memory.
+    func decrypt(_ file: String, with key: CDOCTestKey) throws -> MemorySink {
+        let sink = MemorySink()
+        try reader(file).decrypt(with: .key(try recipientKey(key)), into: sink)
+        return sink
+    }
+
+    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+        try Data(bytes).write(to: folder.appendingPathComponent(name))
+        return path(name)
+    }
+
+    func read(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+
+    func randomBytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255) } }
+}
