@@ -23,6 +23,7 @@ struct FlatBuffersBuilder {
         builder.out = [0, 0, 0, 0]
         let position = builder.writeTable(fields)
         builder.patch(0, to: position)
+        builder.align(4)
         return builder.out
     }
 
