@@ -22,7 +22,7 @@ trap 'rm -rf "$work"' EXIT
 umask 077
 printf '%s' 'HHeUrHfo+bCZd//gGmEOU2nA5cgQolQ/m18UO/dN1tE=' | base64 -d > "$work/secret"
 printf '%s\n' 'myPlainTextPassword' > "$work/password"
-secret_hex=$(xxd -p -c 64 "$work/secret")
+secret_hex=$(od -An -tx1 "$work/secret" | tr -d " \n")
 
 failures=0
 check() { # SAMPLE KIND(ec|rsa|secret|password) EXPECTED-SIZES…
