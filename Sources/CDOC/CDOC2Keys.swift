@@ -47,5 +47,9 @@ enum CDOC2Keys {
         return SecretBytes(out)
     }
 
-    static func bytes(_ secret: SecretBytes) -> [UInt8] { secret.withBytes { Array($0) } }
+    /// The stored form of a record's key: FMK XOR KEK (not secret without the KEK).
+    static func encryptedFMK(_ fmk: SecretBytes, _ kek: SecretBytes) throws -> [UInt8] {
+        guard fmk.count == keySize, kek.count == keySize else { throw CDOCError(.malformed, "a CDOC2 key is not 32 bytes") }
+        return fmk.withBytes { f in kek.withBytes { k in (0 ..< keySize).map { f[$0] ^ k[$0] } } }
+    }
 }

@@ -4,6 +4,18 @@ import Crypto
 /// the symmetric-key / password record (chosen by label when there are several).
 enum CDOC2RecipientChoice {
     static func record(in records: [CDOC2Header.Record], for unlocker: Unlocker) throws -> CDOC2Header.Record {
+        do {
+            return try usableRecord(in: records, for: unlocker)
+        } catch let error as CDOCError where error.code == .noRecipient {
+            // Key shares (Smart-ID/Mobile-ID with the shares servers) are listed but not supported.
+            if !records.isEmpty, records.allSatisfy({ if case .keyShares = $0.capsule { true } else { false } }) {
+                throw CDOCError(.unsupported, "this container opens only with CDOC2 key shares (Smart-ID/Mobile-ID), which asicfs does not support")
+            }
+            throw error
+        }
+    }
+
+    private static func usableRecord(in records: [CDOC2Header.Record], for unlocker: Unlocker) throws -> CDOC2Header.Record {
         switch unlocker {
         case .key(let key):
             let own: [UInt8]

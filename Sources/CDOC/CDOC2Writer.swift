@@ -68,7 +68,7 @@ public struct CDOC2Writer: EncryptedContainerWriter {
             let salt = try SecureRandom.bytes(32)
             let kek = try CDOC2Keys.symmetricKEK(secret: secret, salt: salt, keyLabel: keyLabel)
             return CDOC2Header.Record(capsule: .symmetricKey(salt: salt), keyLabel: keyLabel,
-                                      encryptedFMK: CDOC2Keys.bytes(try CDOC2Keys.xor(kek, CDOC2Keys.bytes(fmk))), fmkMethod: 1)
+                                      encryptedFMK: try CDOC2Keys.encryptedFMK(fmk, kek), fmkMethod: 1)
         case .password(let password, let label):
             guard !password.isEmpty else { throw CDOCError(.unsupported, "the password is empty") }
             let keyLabel = label.hasPrefix("data:") ? label : CDOC2KeyLabel.forKind("pw", label: label)
@@ -76,7 +76,7 @@ public struct CDOC2Writer: EncryptedContainerWriter {
             let ikm = try PBKDF2.sha256(password: password, salt: passwordSalt, iterations: passwordIterations, length: CDOC2Keys.keySize)
             let kek = try CDOC2Keys.symmetricKEK(secret: ikm, salt: salt, keyLabel: keyLabel)
             return CDOC2Header.Record(capsule: .pbkdf2(salt: salt, passwordSalt: passwordSalt, algorithm: 1, iterations: passwordIterations),
-                                      keyLabel: keyLabel, encryptedFMK: CDOC2Keys.bytes(try CDOC2Keys.xor(kek, CDOC2Keys.bytes(fmk))), fmkMethod: 1)
+                                      keyLabel: keyLabel, encryptedFMK: try CDOC2Keys.encryptedFMK(fmk, kek), fmkMethod: 1)
         }
     }
 
@@ -88,12 +88,12 @@ public struct CDOC2Writer: EncryptedContainerWriter {
             let senderKey = try ephemeral.publicKey.rawKeyBytes()
             let kek = try CDOC2Keys.eccKEK(z: try ephemeral.agree(with: key), recipientKey: recipientKey, senderKey: senderKey)
             return CDOC2Header.Record(capsule: .ecc(curve: curve, recipientKey: recipientKey, senderKey: senderKey), keyLabel: label,
-                                      encryptedFMK: CDOC2Keys.bytes(try CDOC2Keys.xor(kek, CDOC2Keys.bytes(fmk))), fmkMethod: 1)
+                                      encryptedFMK: try CDOC2Keys.encryptedFMK(fmk, kek), fmkMethod: 1)
         }
         let kek = try SecureRandom.secret(CDOC2Keys.keySize)
         let encryptedKEK = try key.encrypt(kek, padding: .oaepSHA256)
         return CDOC2Header.Record(capsule: .rsa(recipientKey: recipientKey, encryptedKEK: encryptedKEK), keyLabel: label,
-                                  encryptedFMK: CDOC2Keys.bytes(try CDOC2Keys.xor(kek, CDOC2Keys.bytes(fmk))), fmkMethod: 1)
+                                  encryptedFMK: try CDOC2Keys.encryptedFMK(fmk, kek), fmkMethod: 1)
     }
 }
 

@@ -72,6 +72,16 @@ final class CDOC2InteropTests: XCTestCase {
         try scratch.expectFailure("ks.cdoc2", .key(try scratch.recipientKey(card.privatePath)), .needsKeyServer)
     }
 
+    func testKeySharesAreListedAndUnsupported() throws {
+        let scratch = try CDOC2Scratch()
+        try scratch.pythonEncrypt("shares.cdoc2", files: files, ["--keyshares"])
+        let (reader, descriptor) = try scratch.open("shares.cdoc2")
+        close(descriptor)
+        XCTAssertEqual(reader.recipients.map(\.kind), [.keyShares])
+        XCTAssertEqual(reader.recipients.first?.displayName, "etsi/PNOEE-30303039914")
+        try scratch.expectFailure("shares.cdoc2", .password(secret("pw"), label: nil), .unsupported)
+    }
+
     func testLinksFoldersTraversalAndDuplicatesAreRefused() throws {
         let scratch = try CDOC2Scratch()
         let key = randomBytes(32)

@@ -6,7 +6,7 @@ no code with asicfs: its FlatBuffers builder works back to front, its reader loo
 the vtables generically.
 
   cdoc2.py encrypt OUT FILE... [--ec PUB.pem LABEL] [--rsa PUB.pem LABEL] [--secret HEX LABEL]
-           [--password PW LABEL] [--iterations N] [--keyserver PUB.pem] [--evil KIND] [--labels2024]
+           [--password PW LABEL] [--iterations N] [--keyserver PUB.pem] [--keyshares] [--evil KIND] [--labels2024]
            [--bomb MIB] [--trailing] [--header-iterations N]
   cdoc2.py decrypt IN OUTDIR (--key PRIV.pem | --secret HEX | --password PW)
 """
@@ -228,6 +228,12 @@ def encrypt(out, files, recipients, iterations, evil, labels2024, bomb, trailing
                                3: ("off", b.vector(b"KC0123456789abcdef01", True))})
             kek = os.urandom(32)
             ctype = 3
+        elif kind == "keyshares":
+            share = b.table({0: ("off", b.vector(b"https://shares.example", True)), 1: ("off", b.vector(b"ss0123", True))})
+            capsule = b.table({0: ("off", b.table_vector([share])), 1: ("off", b.vector(os.urandom(32))), 2: ("u8", 1),
+                               3: ("u8", 1), 4: ("off", b.vector(b"etsi/PNOEE-30303039914", True))})
+            kek = os.urandom(32)
+            ctype = 6
         fmk_enc = b.vector(xor(fmk, kek))
         lab = b.vector(label.encode(), True)
         records.append(b.table({0: ("u8", ctype), 1: ("off", capsule), 2: ("off", lab), 3: ("off", fmk_enc), 4: ("u8", 1)}))
@@ -306,6 +312,8 @@ def main(argv):
                 recipients.append((a[2:], rest[i + 1], rest[i + 2])); i += 3
             elif a == "--keyserver":
                 recipients.append(("keyserver", rest[i + 1], "data:,v=1&type=ID-card&cn=SERVER%2CKEY&serial_number=PNOEE-1")); i += 2
+            elif a == "--keyshares":
+                recipients.append(("keyshares", None, "data:,v=1&type=auth&sn=etsi/PNOEE-30303039914")); i += 1
             elif a == "--iterations":
                 iterations = int(rest[i + 1]); i += 2
             elif a == "--header-iterations":
