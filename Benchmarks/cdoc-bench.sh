@@ -63,7 +63,7 @@ Plaintext: $SIZE_MIB MiB of random bytes (one file); container $(stat -c %s "$co
 Median of $RUNS runs; page cache warm. Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')),
 shared with other builds and benchmarks while this ran, so the figures are indicative only.
 
-| what | seconds | MB/s | peak RSS |
+| what | seconds | MiB/s | peak RSS |
 |---|---|---|---|
 | asicfs CDOC2 decrypt (ChaCha20-Poly1305 + inflate + tar, bytes counted) | $dec | $(mbps "$dec") | $((rss / 1024)) MiB |
 | \`openssl enc -chacha20 -d\` over the same bytes (no Poly1305, no zlib) | $ossl | $(mbps "$ossl") | — |

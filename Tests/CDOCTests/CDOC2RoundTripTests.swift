@@ -119,6 +119,16 @@ final class CDOC2RoundTripTests: XCTestCase {
         assertSameFiles(try scratch.decrypt("all.cdoc2", .password(secret("pw"), label: nil)))
     }
 
+    func testSeveralSymmetricRecipientsAreChosenByLabel() throws {
+        let scratch = try CDOC2Scratch()
+        let one = randomBytes(32), two = randomBytes(32)
+        try scratch.write("two.cdoc2", files: files, for: [.symmetricKey(SecretBytes(one), label: "one"), .symmetricKey(SecretBytes(two), label: "two")])
+        try scratch.expectFailure("two.cdoc2", .symmetricKey(SecretBytes(two), label: nil), .severalRecipients)
+        try scratch.expectFailure("two.cdoc2", .symmetricKey(SecretBytes(two), label: "three"), .noRecipient)
+        try scratch.expectFailure("two.cdoc2", .symmetricKey(SecretBytes(two), label: "one"), .wrongKey)
+        assertSameFiles(try scratch.decrypt("two.cdoc2", .symmetricKey(SecretBytes(two), label: "two")))
+    }
+
     func testLargeFileGetsAPAXSize() throws {
         // Past octal 7777777 bytes libcdoc (and asicfs) add a PAX size record.
         let big = [UInt8](repeating: 0x41, count: 2_200_000) + randomBytes(1000)
