@@ -37,6 +37,18 @@ final class CDOC2InteropTests: XCTestCase {
         assertSameFiles(try scratch.decrypt("py.cdoc2", .password(secret("parool"), label: nil)))
     }
 
+    func testLibcdocStyleTarsAndPAXGlobalHeadersRead() throws {
+        // libcdoc's pre-POSIX headers (no ustar magic, PAX path for long/non-ASCII names) and a
+        // `g` member before the files, which is skipped.
+        let scratch = try CDOC2Scratch()
+        let key = randomBytes(32)
+        for style in ["libcdoc", "global"] {
+            try scratch.pythonEncrypt("\(style).cdoc2", files: files, ["--secret", hex(key), "s", "--evil", style])
+            assertSameFiles(try scratch.decrypt("\(style).cdoc2", .symmetricKey(SecretBytes(key), label: nil)))
+        }
+        XCTAssertEqual(Array(try scratch.read("a.txt")), files[0].1)
+    }
+
     func testWrongSecretsAreAWrongKey() throws {
         let scratch = try CDOC2Scratch()
         let rsa = try scratch.makeKey("rsa", named: "rsa"), otherRSA = try scratch.makeKey("rsa", named: "other")

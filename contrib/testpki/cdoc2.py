@@ -151,9 +151,39 @@ def curve_number(key):
     return {"secp384r1": 1, "secp256r1": 2, "secp521r1": 3}[key.curve.name]
 
 
+def libcdoc_header(name, size, kind=b"0"):
+    """A pre-POSIX header as libcdoc writes it: name, size, checksum and type only; no magic."""
+    h = bytearray(512)
+    h[0:min(100, len(name))] = name[:100]
+    h[124:136] = b"%011o\0" % size
+    h[156:157] = kind
+    h[148:156] = b" " * 8
+    h[148:156] = b"%06o\0 " % sum(h)
+    return bytes(h)
+
+
+def make_libcdoc_tar(files):
+    out = bytearray()
+    for path in files:
+        data = open(path, "rb").read()
+        name = os.path.basename(path).encode()
+        if len(name) >= 100 or any(c < 0x20 or c >= 0x80 for c in name):
+            body = b" path=" + name + b"\n"
+            n = len(body) + 1
+            while len(str(n)) + len(body) != n:
+                n += 1
+            record = str(n).encode() + body
+            out += libcdoc_header(b"././@PaxHeader", len(record), b"x") + record + bytes(-len(record) % 512)
+        out += libcdoc_header(name, len(data)) + data + bytes(-len(data) % 512)
+    return bytes(out + bytes(1024))
+
+
 def make_tar(files, evil):
+    if evil == "libcdoc":
+        return make_libcdoc_tar(files)
     out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    globals_ = {"comment": "a global header"} if evil == "global" else None
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT, pax_headers=globals_) as tar:
         for path in files:
             data = open(path, "rb").read()
             info = tarfile.TarInfo(os.path.basename(path)); info.size = len(data)
