@@ -47,29 +47,37 @@ enum CDOC2KeyLabel {
         return name
     }
 
-    /// The label libcdoc writes for a certificate: `data:,` and the pairs in sorted key order.
+    /// The label libcdoc writes for a certificate: an Estonian eID (told by its policy OIDs) as
+    /// type, cn, serial_number, first_name, last_name; any other certificate as type `cert`, cn
+    /// and the SHA-1 of the certificate.
     static func forCertificate(_ certificate: Certificate) -> String {
-        var fields: [String: String] = ["v": "1"]
-        let cn = certificate.commonName ?? certificate.subjectLine
-        let serial = certificate.serialNumberAttribute ?? ""
-        let isEstonianEID = serial.hasPrefix("PNO") && (certificate.issuerCommonName ?? "").uppercased().hasPrefix("ESTEID")
-        if isEstonianEID {
-            fields["type"] = "ID-card"
-            fields["cn"] = cn
-            fields["serial_number"] = serial
-        } else {
-            fields["type"] = "cert"
-            fields["cn"] = cn
-            fields["cert_sha1"] = Digest.hash(certificate.der, .sha1).map { hex($0) }.joined()
+        let cn = certificate.commonName ?? ""
+        if let type = eIDType(policies: certificate.policies) {
+            return dataLabel(["type": type, "cn": cn, "serial_number": certificate.serialNumberAttribute ?? "",
+                              "first_name": certificate.givenName ?? "", "last_name": certificate.surname ?? ""])
         }
-        return dataLabel(fields)
+        return dataLabel(["type": "cert", "cn": cn, "cert_sha1": Digest.hash(certificate.der, .sha1).map { hex($0) }.joined()])
+    }
+
+    /// ID-card, Digi-ID or Digi-ID E-RESIDENT from the SK/Zetes policy OIDs (a test prefix 2.999. ignored).
+    static func eIDType(policies: [String]) -> String? {
+        for raw in policies {
+            let policy = raw.hasPrefix("2.999.") ? String(raw.dropFirst(6)) : raw
+            if ["1.3.6.1.4.1.51361.1.1.3", "1.3.6.1.4.1.51361.1.2.3"].contains(where: policy.hasPrefix) { return "Digi-ID" }
+            if ["1.3.6.1.4.1.51361.1.1.4", "1.3.6.1.4.1.51361.1.2.4"].contains(where: policy.hasPrefix) { return "Digi-ID E-RESIDENT" }
+            if ["1.3.6.1.4.1.51361.1.1", "1.3.6.1.4.1.51455.1.1", "1.3.6.1.4.1.51361.1.2", "1.3.6.1.4.1.51455.1.2"]
+                .contains(where: policy.hasPrefix) { return "ID-card" }
+        }
+        return nil
     }
 
     /// Labels for bare keys, secrets and passwords.
-    static func forKind(_ type: String, label: String) -> String { dataLabel(["v": "1", "type": type, "label": label]) }
+    static func forKind(_ type: String, label: String) -> String { dataLabel(["type": type, "label": label]) }
 
+    /// `data:,v=1` and then the pairs in sorted key order, URL-encoded (as libcdoc writes them).
     static func dataLabel(_ fields: [String: String]) -> String {
-        "data:," + fields.keys.sorted().map { "\(percentEncoded($0))=\(percentEncoded(fields[$0]!))" }.joined(separator: "&")
+        (["data:,v=1"] + fields.keys.filter { $0 != "v" }.sorted().map { "\(percentEncoded($0))=\(percentEncoded(fields[$0]!))" })
+            .joined(separator: "&")
     }
 
     private static func hex(_ byte: UInt8) -> String {

@@ -19,8 +19,16 @@ final class CDOC2NamesAndLabelsTests: XCTestCase {
     }
 
     func testWrittenLabelsAreSortedAndEncoded() {
-        XCTAssertEqual(CDOC2KeyLabel.forKind("pw", label: "a&b c"), "data:,label=a%26b%20c&type=pw&v=1")
+        XCTAssertEqual(CDOC2KeyLabel.forKind("pw", label: "a&b c"), "data:,v=1&label=a%26b%20c&type=pw")
         XCTAssertEqual(CDOC2KeyLabel.fields(CDOC2KeyLabel.forKind("pw", label: "a&b c"))?["label"], "a&b c")
+    }
+
+    func testEstonianEIDsAreToldByTheirPolicies() {
+        XCTAssertEqual(CDOC2KeyLabel.eIDType(policies: ["1.3.6.1.4.1.51361.1.1.1"]), "ID-card")
+        XCTAssertEqual(CDOC2KeyLabel.eIDType(policies: ["0.4.0.2042.1.2", "1.3.6.1.4.1.51455.1.1.1"]), "ID-card")
+        XCTAssertEqual(CDOC2KeyLabel.eIDType(policies: ["1.3.6.1.4.1.51361.1.1.3"]), "Digi-ID")
+        XCTAssertEqual(CDOC2KeyLabel.eIDType(policies: ["2.999.1.3.6.1.4.1.51361.1.2.4"]), "Digi-ID E-RESIDENT")
+        XCTAssertNil(CDOC2KeyLabel.eIDType(policies: ["0.4.0.194112.1.2"]))
     }
 
     func testSafeAndUnsafeNames() {

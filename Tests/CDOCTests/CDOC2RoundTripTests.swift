@@ -49,8 +49,8 @@ final class CDOC2RoundTripTests: XCTestCase {
     func testCertificateRecipientsAreLabelledFromTheCertificate() throws {
         let scratch = try CDOC2Scratch()
         let key = try scratch.makeKey("ec:P-384", named: "card")
-        let certificate = try scratch.makeCertificate(key: key.privatePath, subject: "/C=EE/CN=MÄNNIK\\,MARI-LIIS\\,61709210125/serialNumber=PNOEE-61709210125",
-                                                      named: "card")
+        let certificate = try scratch.makeCertificate(key: key.privatePath, subject: "/C=EE/CN=MÄNNIK\\,MARI-LIIS\\,61709210125/SN=MÄNNIK/GN=MARI-LIIS/serialNumber=PNOEE-61709210125",
+                                                      named: "card", extensions: ["certificatePolicies=1.3.6.1.4.1.51361.1.1.1"])
         let other = try scratch.makeKey("rsa", named: "org")
         let orgCertificate = try scratch.makeCertificate(key: other.privatePath, subject: "/C=EE/O=Org/CN=Org e-seal", named: "org")
         try scratch.write("cert.cdoc2", files: files, for: [.certificate(certificate), .certificate(orgCertificate)])
@@ -58,7 +58,9 @@ final class CDOC2RoundTripTests: XCTestCase {
         close(descriptor)
         XCTAssertEqual(reader.recipients.map(\.kind), [.ecPublicKey, .rsaPublicKey])
         let label = reader.recipients[1].label
-        XCTAssertTrue(label.hasPrefix("data:,cert_sha1=\(hex(Digest.hash(orgCertificate.der, .sha1)))&cn=Org%20e-seal&type=cert&v=1"), label)
+        XCTAssertEqual(label, "data:,v=1&cert_sha1=\(hex(Digest.hash(orgCertificate.der, .sha1)))&cn=Org%20e-seal&type=cert")
+        XCTAssertEqual(reader.recipients[0].label, "data:,v=1&cn=M%C3%84NNIK%2CMARI-LIIS%2C61709210125&first_name=MARI-LIIS&last_name=M%C3%84NNIK"
+                       + "&serial_number=PNOEE-61709210125&type=ID-card")
         XCTAssertEqual(reader.recipients.map(\.displayName), ["MÄNNIK,MARI-LIIS,61709210125", "Org e-seal"])
         assertSameFiles(try scratch.decrypt("cert.cdoc2", .key(try scratch.recipientKey(key.privatePath))))
         assertSameFiles(try scratch.decrypt("cert.cdoc2", .key(try scratch.recipientKey(other.privatePath))))
@@ -71,7 +73,7 @@ final class CDOC2RoundTripTests: XCTestCase {
         let (reader, descriptor) = try scratch.open("secret.cdoc2")
         close(descriptor)
         XCTAssertEqual(reader.recipients.map(\.kind), [.symmetricKey])
-        XCTAssertEqual(reader.recipients.first?.label, "data:,label=shared&type=secret&v=1")
+        XCTAssertEqual(reader.recipients.first?.label, "data:,v=1&label=shared&type=secret")
         XCTAssertEqual(reader.recipients.first?.displayName, "shared")
         assertSameFiles(try scratch.decrypt("secret.cdoc2", .symmetricKey(SecretBytes(key), label: nil)))
         try pythonReads(scratch, "secret.cdoc2", ["--secret", hex(key)])

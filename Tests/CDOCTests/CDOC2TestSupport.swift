@@ -83,9 +83,10 @@ final class CDOC2Scratch {
     }
 
     /// A self-signed certificate for a key, with this subject.
-    func makeCertificate(key privatePath: String, subject: String, named name: String) throws -> Certificate {
+    func makeCertificate(key privatePath: String, subject: String, named name: String, extensions: [String] = []) throws -> Certificate {
         let out = path(name + ".crt")
-        let made = try Shell.run("/usr/bin/openssl", ["req", "-new", "-x509", "-utf8", "-key", privatePath, "-subj", subject, "-days", "30", "-out", out])
+        let made = try Shell.run("/usr/bin/openssl", ["req", "-new", "-x509", "-utf8", "-key", privatePath, "-subj", subject, "-days", "30", "-out", out]
+                                 + extensions.flatMap { ["-addext", $0] })
         XCTAssertEqual(made.status, 0, made.stderr)
         return try Certificate.parse(Array(try Data(contentsOf: URL(fileURLWithPath: out))))
     }
