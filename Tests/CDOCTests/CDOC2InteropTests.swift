@@ -94,12 +94,19 @@ final class CDOC2InteropTests: XCTestCase {
         try scratch.expectFailure("shares.cdoc2", .password(secret("pw"), label: nil), .unsupported)
     }
 
-    func testLinksFoldersTraversalAndDuplicatesAreRefused() throws {
+    func testLinksFoldersTraversalControlCharactersAndDuplicatesAreRefused() throws {
         let scratch = try CDOC2Scratch()
         let key = randomBytes(32)
-        for evil in ["symlink", "dir", "dotdot", "dup"] {
+        for evil in ["symlink", "dir", "dotdot", "control", "dup"] {
             try scratch.pythonEncrypt("\(evil).cdoc2", files: files, ["--secret", hex(key), "s", "--evil", evil])
             try scratch.expectFailure("\(evil).cdoc2", .symmetricKey(SecretBytes(key), label: nil), .unsafeName)
+        }
+        // The refusal names the file without its escape sequence.
+        let (reader, descriptor) = try scratch.open("control.cdoc2")
+        defer { close(descriptor) }
+        XCTAssertThrowsError(try reader.decrypt(with: .symmetricKey(SecretBytes(key), label: nil), into: MemorySink())) {
+            XCTAssertFalse("\($0)".contains("\u{1B}"))
+            XCTAssertTrue("\($0)".contains("bad\\u{1b}[31mname"), "\($0)")
         }
     }
 

@@ -22,9 +22,9 @@ final class CDOC2RoundTripTests: XCTestCase {
         }
     }
 
-    func testECRecipientsOnP256AndP384() throws {
+    func testECRecipientsOnP256P384AndP521() throws {
         let scratch = try CDOC2Scratch()
-        for curve in ["P-256", "P-384"] {
+        for curve in ["P-256", "P-384", "P-521"] {
             let key = try scratch.makeKey("ec:" + curve, named: curve)
             let name = "\(curve).cdoc2"
             try scratch.write(name, files: files, for: [.publicKey(try scratch.publicKey(key.publicPath), label: "my \(curve) key")])

@@ -194,6 +194,8 @@ def make_tar(files, evil):
             info = tarfile.TarInfo("folder"); info.type = tarfile.DIRTYPE; tar.addfile(info)
         elif evil == "dotdot":
             info = tarfile.TarInfo("../escaped.txt"); info.size = 3; tar.addfile(info, io.BytesIO(b"bad"))
+        elif evil == "control":
+            info = tarfile.TarInfo("bad\x1b[31mname"); info.size = 3; tar.addfile(info, io.BytesIO(b"bad"))
         elif evil == "dup":
             data = open(files[0], "rb").read()
             info = tarfile.TarInfo(os.path.basename(files[0])); info.size = len(data); tar.addfile(info, io.BytesIO(data))
