@@ -12,13 +12,15 @@ final class ZlibInflater {
 
     private var stream = z_stream()
     private let limits: Limits
-    private var buffer = [UInt8](repeating: 0, count: 256 << 10)
+    private var buffer: [UInt8]
     private(set) var finished = false
     private var consumed: Int64 = 0
     private var produced: Int64 = 0
 
-    init(limits: Limits = Limits()) throws {
+    /// `bufferSize`: how much output is handed on at a time (tests make it tiny).
+    init(limits: Limits = Limits(), bufferSize: Int = 256 << 10) throws {
         self.limits = limits
+        buffer = [UInt8](repeating: 0, count: bufferSize)
         guard inflateInit_(&stream, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw CDOCError(.io, "zlib cannot start")
         }
@@ -37,7 +39,10 @@ final class ZlibInflater {
         stream.avail_in = uInt(input.count)
         consumed += Int64(input.count)
         defer { stream.next_in = nil; stream.avail_in = 0 }
-        while stream.avail_in > 0 && !finished {
+        // Runs until there is neither input left nor a full buffer (a full buffer may mean more
+        // output is waiting).
+        var bufferFilled = false
+        repeat {
             let (status, count) = buffer.withUnsafeMutableBytes { out -> (Int32, Int) in
                 stream.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
                 stream.avail_out = uInt(out.count)
@@ -55,7 +60,8 @@ final class ZlibInflater {
             }
             if count > 0 { try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) } }
             if status == Z_BUF_ERROR && count == 0 { break }
-        }
+            bufferFilled = count == buffer.count
+        } while !finished && (stream.avail_in > 0 || bufferFilled)
         if finished && stream.avail_in > 0 { throw CDOCError(.malformed, "the CDOC2 payload has data after its compressed stream") }
     }
 }
