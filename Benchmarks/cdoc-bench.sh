@@ -41,15 +41,20 @@ bytes=$(stat -c %s "$plain")
 
 # "SECONDS PEAK-KIB" of one command (GNU time).
 measure() { /usr/bin/time -f '%e %M' -o "$WORK/time" "$@" >/dev/null; cat "$WORK/time"; }
+# Once, untimed: the decryption gives back the plaintext byte for byte.
+"$CHECK" encrypt "$container" --secret-file "$key" "$plain"
+got=$("$CHECK" decrypt "$container" --secret-file "$key" | cut -f3)
+[ "$got" = "$(sha256sum "$plain" | cut -d' ' -f1)" ] || { echo "cdoc-bench: the decrypted file differs" >&2; exit 1; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 mbps() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.0f", b / 1048576 / s }'; }
 
 enc_times=(); dec_times=(); dec_rss=(); ossl_times=()
 for ((run = 0; run < RUNS; run++)); do
-  read -r t _ < <(measure "$CHECK" encrypt "$container" --secret-file "$key" "$plain"); enc_times+=("$t")
-  read -r t rss < <(measure "$CHECK" decrypt "$container" --secret-file "$key" --discard); dec_times+=("$t"); dec_rss+=("$rss")
-  read -r t _ < <(measure openssl enc -chacha20 -d -K "$(od -An -tx1 "$key" | tr -d ' \n')" -iv 00000000000000000000000000000000 \
-    -in "$plain" -out /dev/null); ossl_times+=("$t")
+  # A failing command stops the script (set -e on the assignments).
+  out=$(measure "$CHECK" encrypt "$container" --secret-file "$key" "$plain"); read -r t _ <<<"$out"; enc_times+=("$t")
+  out=$(measure "$CHECK" decrypt "$container" --secret-file "$key" --discard); read -r t rss <<<"$out"; dec_times+=("$t"); dec_rss+=("$rss")
+  out=$(measure openssl enc -chacha20 -d -K "$(od -An -tx1 "$key" | tr -d ' \n')" -iv 00000000000000000000000000000000 \
+    -in "$plain" -out /dev/null); read -r t _ <<<"$out"; ossl_times+=("$t")
 done
 enc=$(printf '%s\n' "${enc_times[@]}" | median)
 dec=$(printf '%s\n' "${dec_times[@]}" | median)

@@ -5,8 +5,21 @@
 struct FlatBuffersReader {
     struct Invalid: Error {}
     let bytes: [UInt8]
+    /// Offsets may point many times at the same bytes: what is copied out in all is capped, so a
+    /// small hostile buffer cannot make the reader allocate without end.
+    private final class Budget { var remaining: Int; init(_ remaining: Int) { self.remaining = remaining } }
+    private let budget: Budget
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: [UInt8], copyLimit: Int? = nil) {
+        self.bytes = bytes
+        budget = Budget(copyLimit ?? 4 * bytes.count + 4096)
+    }
+
+    /// Charges `count` copied bytes (or table visits) against the budget.
+    func spend(_ count: Int) throws {
+        budget.remaining -= count
+        guard budget.remaining >= 0 else { throw Invalid() }
+    }
 
     func u8(at position: Int) throws -> UInt8 {
         guard position >= 0, position < bytes.count else { throw Invalid() }
@@ -30,6 +43,7 @@ struct FlatBuffersReader {
 
     func table(at position: Int) throws -> FlatBuffersTable {
         guard position % 4 == 0 else { throw Invalid() }
+        try spend(16)
         let vtable = position - (try i32(at: position))
         let vtableSize = try u16(at: vtable)
         let tableSize = try u16(at: vtable + 2)
@@ -86,6 +100,7 @@ struct FlatBuffersTable {
     func bytes(_ id: Int) throws -> [UInt8]? {
         guard let at = try field(id, size: 4) else { return nil }
         let (count, start) = try reader.vector(at: try reader.follow(at), elementSize: 1)
+        try reader.spend(count)
         return Array(reader.bytes[start ..< start + count])
     }
 

@@ -50,3 +50,30 @@ final class FlatBuffersTests: XCTestCase {
         XCTAssertEqual(again.records.map(\.encryptedFMK), reader.header.records.map(\.encryptedFMK))
     }
 }
+
+extension FlatBuffersTests {
+    /// A vector of 60 000 offsets all pointing at one table holding a 100 KB vector: read naively
+    /// that is 6 GB of copies; the reader stops at its copy budget instead.
+    func testOffsetsPointingManyTimesAtTheSameBytesAreCapped() throws {
+        var bytes = FlatBuffersBuilder.build(root: [.tables([[.bytes([UInt8](repeating: 1, count: 100_000))]])])
+        let root = try FlatBuffersReader(bytes).root()
+        let vectorAt = try XCTUnwrap(try root.field(0, size: 4))
+        let vector = try FlatBuffersReader(bytes).follow(vectorAt)
+        let firstTable = try FlatBuffersReader(bytes).follow(vector + 4)
+        // Rewrite the vector: 60 000 elements, each pointing at the first table.
+        let count = 60_000
+        var patched = Array(bytes[..<vector])
+        let tail = Array(bytes[vector...])
+        patched += withUnsafeBytes(of: UInt32(count).littleEndian, Array.init)
+        let shift = 4 * count
+        for index in 0 ..< count {
+            let element = vector + 4 + 4 * index
+            let target = firstTable + shift  // the old bytes move up by the new elements
+            patched += withUnsafeBytes(of: UInt32(target - element).littleEndian, Array.init)
+        }
+        patched += tail.dropFirst(4)
+        bytes = patched
+        XCTAssertThrowsError(try FlatBuffersReader(bytes).root().tables(0).map { try $0.map { try $0.bytes(0) } })
+        XCTAssertThrowsError(try CDOC2Header.parse(bytes)) { XCTAssertEqual(($0 as? CDOCError)?.code, .malformed) }
+    }
+}
