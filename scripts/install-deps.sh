@@ -20,7 +20,8 @@ packages=(
   python3-venv python3-pip xmlsec1 libxmlsec1-openssl
   # the ID-card: pcscd with vsmartcard's virtual reader driver, the card emulator's Python
   # (Debian's python3 with cryptography), a C compiler for the test PIN-pad reader driver,
-  # OpenSC and pcsc-tools as independent PC/SC clients
+  # OpenSC and pcsc-tools as independent PC/SC clients; python3-cryptography is also the
+  # independent CDOC2 reader/writer of the CDOC tests (contrib/testpki/cdoc2.py)
   pcscd vsmartcard-vpcd pcsc-tools opensc python3-cryptography gcc libc6-dev procps iproute2
   # PKCS#11: p11-kit (build: libp11-kit-dev; it finds registered modules), SoftHSM tokens for the
   # tests and the demo, OpenSC's module and pkcs11-tool

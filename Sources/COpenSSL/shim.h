@@ -55,6 +55,7 @@ static inline const ASN1_ITEM *copenssl_ocsp_respdata_item(void) { return ASN1_I
 #define ASICFS_COPENSSL_SHIM_PACE_H
 #include <openssl/core_names.h>
 #include <openssl/params.h>
+#include <openssl/kdf.h>
 #include <openssl/ec.h>
 #include <openssl/bn.h>
 #endif
