@@ -5,47 +5,6 @@ import TestTools
 import XCTest
 @testable import CDOC
 
-/// A sink that keeps what it is given in memory, and forgets it all on `abandon()`.
-final class MemorySink: PlainFileSink {
-    private(set) var files: [(name: String, data: [UInt8])] = []
-    private(set) var abandoned = false
-    private var current: (name: String, data: [UInt8])?
-
-    func begin(name: String, size: Int64?) throws {
-        XCTAssertNil(current, "begin before the previous file ended")
-        current = (name, [])
-    }
-    func write(_ bytes: UnsafeRawBufferPointer) throws { current!.data += bytes }
-    func end() throws {
-        files.append(current!)
-        current = nil
-    }
-    func abandon() {
-        abandoned = true
-        files = []
-        current = nil
-    }
-    var byName: [String: [UInt8]] { Dictionary(files.map { ($0.name, $0.data) }, uniquingKeysWith: { a, _ in a }) }
-}
-
-/// A file to encrypt from memory.
-final class MemorySource: PlainFileSource {
-    let name: String
-    private let data: [UInt8]
-    private var position = 0
-    init(_ name: String, _ data: [UInt8]) {
-        self.name = name
-        self.data = data
-    }
-    var size: Int64 { Int64(data.count) }
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let count = min(buffer.count, data.count - position)
-        data.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress! + position, byteCount: count) }
-        position += count
-        return count
-    }
-}
-
 /// A scratch folder, keys made with the openssl CLI, and the independent Python CDOC2 tool.
 final class CDOC2Scratch {
     let folder: String

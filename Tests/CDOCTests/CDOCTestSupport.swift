@@ -11,7 +11,10 @@ final class MemorySink: PlainFileSink {
     var abandoned = false
     private var current: (String, [UInt8])?
 
-    func begin(name: String, size: Int64?) throws { current = (name, []) }
+    func begin(name: String, size: Int64?) throws {
+        XCTAssertNil(current, "begin before the previous file ended")
+        current = (name, [])
+    }
     func write(_ bytes: UnsafeRawBufferPointer) throws { current?.1 += Array(bytes) }
     func end() throws {
         if let current { files.append((current.0, current.1)) }
@@ -22,6 +25,7 @@ final class MemorySink: PlainFileSink {
         files = []
         current = nil
     }
+    var byName: [String: [UInt8]] { Dictionary(files.map { ($0.name, $0.bytes) }, uniquingKeysWith: { a, _ in a }) }
 }
 
 /// A file to encrypt from memory.

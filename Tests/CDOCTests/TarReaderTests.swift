@@ -25,7 +25,7 @@ final class TarReaderTests: XCTestCase {
             }
             XCTAssertTrue(reader.isComplete)
             XCTAssertEqual(sink.files.map(\.name), files.map(\.0))
-            XCTAssertEqual(sink.files.map(\.data), files.map(\.1))
+            XCTAssertEqual(sink.files.map(\.bytes), files.map(\.1))
         }
     }
 
