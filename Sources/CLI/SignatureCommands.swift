@@ -66,6 +66,7 @@ let signCommand = Command(
         defer { interruption.restore() }
         let progress = ProgressLine("signing \(path)", quiet: context.quiet)
         defer { progress.finish() }
+        let qrDisplay = SmartIDQRDisplay(json: arguments.has("--json"))
         let outcome = try SigningSession(container: container, signer: signer, environment: environment,
                                          details: method.signerDetails(parameters), cancellation: cancellation).run { event in
             switch event {
@@ -82,6 +83,9 @@ let signCommand = Command(
             case .waitingForUser(let what):
                 progress.message(what)
                 if arguments.has("--json") { CommandJSON.event("sign", "waiting", ["message": .text(what)]) }
+            case .deviceLink(let link, let elapsed):
+                progress.finish()
+                qrDisplay.show(link, elapsedSeconds: elapsed)
             }
         }
         progress.finish()

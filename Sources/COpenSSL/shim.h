@@ -12,6 +12,7 @@
 #include <openssl/crypto.h>
 #include <openssl/provider.h>
 #include <openssl/ssl.h>
+#include <openssl/hmac.h>
 
 // Macros Swift cannot call.
 static inline void copenssl_free(void *p) { OPENSSL_free(p); }

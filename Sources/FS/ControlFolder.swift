@@ -11,6 +11,8 @@ enum ControlFile: Equatable {
     case current, lastError, wait
     /// `status/mobile-id`, `status/smart-id`, `status/id-card`.
     case methodStatus(SigningMethod)
+    /// `status/smart-id.png`: the QR code of a Smart-ID v3 `qr=yes` signing (SmartIDQRStatus).
+    case smartIDQR
     /// `sign/<method>`: reading shows the parameters, writing starts a signing.
     case sign(SigningMethod)
     case signature(index: Int, part: SignaturePart)
@@ -122,6 +124,7 @@ final class ControlFolder: @unchecked Sendable {
                 case "current": return .file(.current)
                 case "last-error": return .file(.lastError)
                 case "wait": return .file(.wait)
+                case "smart-id.png": return .file(.smartIDQR)
                 default:
                     if let method = SigningMethod(rawValue: parts[2]), ControlFile.statusMethods.contains(method) {
                         return .file(.methodStatus(method))
@@ -155,7 +158,7 @@ final class ControlFolder: @unchecked Sendable {
             // Blocking or costly content: no size, ever (reads use direct_io anyway; readers
             // that trust the size, as Foundation does, then read to the end). A size that
             // changed once validated would make `tar` say "file changed as we read it".
-            case .wait, .methodStatus: size = 0
+            case .wait, .methodStatus, .smartIDQR: size = 0
             case .signature(_, let part) where part.needsValidation: size = 0
             default: size = content(file).count
             }
@@ -174,7 +177,7 @@ final class ControlFolder: @unchecked Sendable {
         case .sign: return SigningMethod.allCases.map(\.rawValue)
         // `wait` blocks until a signing ends: reachable by name, never listed, so that
         // `grep -r`, `find -exec cat`, `tar` and indexers walking the mount don't hang on it.
-        case .status: return ["current", "last-error"] + ControlFile.statusMethods.map(\.rawValue)
+        case .status: return ["current", "last-error"] + ControlFile.statusMethods.map(\.rawValue) + ["smart-id.png"]
         case .signatures:
             let list = signatures().list
             return list.indices.map { folderName($0, list[$0]) }
@@ -205,6 +208,7 @@ final class ControlFolder: @unchecked Sendable {
             return error.isEmpty ? [] : Array((error + "\n").utf8)
         case .wait: return []
         case .methodStatus(let method): return Array(fileSystem.signing.statusText(of: method).utf8)
+        case .smartIDQR: return fileSystem.signing.smartIDQR.png
         case .sign(let method): return Array(method.usage.utf8)
         case .signature(let index, let part):
             let (generation, snapshot, list) = signatures()
