@@ -1,0 +1,171 @@
+import Foundation
+import TestTools
+import XCTest
+
+/// `asicfs sign --method smart-id` over RP API v3 against the simulator: notification signing
+/// with the code the service made, QR (device-link) signing whose links change each second and
+/// of which only the current one is accepted, RSASSA-PSS and PKCS#1 v1.5 signatures VALID in
+/// `asicfs verify`, and every v3 end result and HTTP error as one line with the container unchanged.
+final class SmartIDv3Tests: CLITestCase {
+    nonisolated(unsafe) static var shared: SharedSmartIDServices!
+
+    override class func setUp() { shared = SharedSmartIDServices(label: "cli-smart-id-v3", confirmAfter: 0.1) }
+    override class func tearDown() { shared.stop() }
+
+    var simulator: SmartIDSimulator {
+        get throws { try XCTUnwrap(Self.shared.simulator, Self.shared.failure ?? "the Smart-ID simulator") }
+    }
+
+    /// v3 is the default: the URL is the v3 one and no smart-id.api is set.
+    func settings(_ extra: [String] = []) throws -> [String] {
+        let services = try XCTUnwrap(Self.shared.services, Self.shared.failure ?? "services")
+        return (["tsa-url=\(services.tsaURL)", "tsl=none", "trust-anchors=\(services.pki.chain)",
+                 "smart-id.url=\(try simulator.urlV3)", "smart-id.tls-cert=\(try simulator.tlsCertificate)",
+                 "smart-id.timeout=20", "notify=no"] + extra).flatMap { ["-o", $0] }
+    }
+
+    func container() throws -> String {
+        let path = path("doc-\(UUID().uuidString.prefix(8)).asice")
+        assertSuccess(try asicfs(["create", path, try write("contract.txt", "the contract\n")]))
+        return path
+    }
+
+    func signatureXML(_ container: String) throws -> String {
+        try runTool("/usr/bin/unzip", ["-p", container, "META-INF/signatures0.xml"]).stdout
+    }
+
+    func assertValid(_ container: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = try asicfs(["verify", container] + settings())
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr, file: file, line: line)
+        XCTAssertTrue(result.stdout.contains("VALID"), result.stdout, file: file, line: line)
+    }
+
+    func testNotificationSigningShowsTheServicesCodeAndWritesPSS() throws {
+        let path = try container()
+        let result = try asicfs(["sign", path, "--method", "smart-id", "country=EE", "idcode=30303039914"] + settings())
+        assertSuccess(result)
+        let signing = try XCTUnwrap(try simulator.requests().last { $0["api"] as? String == "v3" && $0["flow"] as? String == "notification" })
+        let code = try XCTUnwrap(signing["vc"] as? String)
+        XCTAssertTrue(result.stdout.contains("verification code: \(code) "), result.stdout)
+        // The certificate choice went by notification, the signature to the chosen account's document.
+        let paths = try simulator.requests().compactMap { $0["path"] as? String }.filter { $0.contains("/v3/") }
+        XCTAssertTrue(paths.contains("/smart-id-rp/v3/signature/certificate-choice/notification/etsi/PNOEE-30303039914"), "\(paths)")
+        XCTAssertTrue(paths.contains("/smart-id-rp/v3/signature/notification/document/PNOEE-30303039914-MOCK-Q"), "\(paths)")
+        let xml = try signatureXML(path)
+        XCTAssertTrue(xml.contains("http://www.w3.org/2007/05/xmldsig-more#sha256-rsa-MGF1"), xml)
+        try assertValid(path)
+    }
+
+    func testDocumentNumberAndPKCS1() throws {
+        let path = try container()
+        let json = try asicfs(["sign", path, "--method", "smart-id", "document=PNOEE-30303039914-MOCK-Q", "--json"]
+            + settings(["smart-id.signature-algorithm=pkcs1"]))
+        assertSuccess(json)
+        let events = json.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        let signing = try XCTUnwrap(try simulator.requests().last { $0["flow"] as? String == "notification" })
+        XCTAssertTrue(events.contains { $0["verification_code"] as? String == signing["vc"] as? String }, json.stdout)
+        let xml = try signatureXML(path)
+        XCTAssertTrue(xml.contains("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"), xml)
+        try assertValid(path)
+    }
+
+    func testV2StaysSelectable() throws {
+        let path = try container()
+        let services = try XCTUnwrap(Self.shared.services)
+        let result = try asicfs(["sign", path, "--method", "smart-id", "country=EE", "idcode=30303039914",
+                                 "-o", "smart-id.api=v2", "-o", "smart-id.url=\(try simulator.url)",
+                                 "-o", "smart-id.tls-cert=\(try simulator.tlsCertificate)", "-o", "tsa-url=\(services.tsaURL)",
+                                 "-o", "tsl=none", "-o", "trust-anchors=\(services.pki.chain)", "-o", "notify=no"])
+        assertSuccess(result)
+        XCTAssertTrue(try signatureXML(path).contains("xmldsig-more#rsa-sha256"))
+        let qr = try asicfs(["sign", path, "--method", "smart-id", "qr=yes", "-o", "smart-id.api=v2"])
+        XCTAssertEqual(qr.status, 1)
+        XCTAssertTrue(qr.stderr.contains("qr=yes needs Smart-ID's RP API v3"), qr.stderr)
+    }
+
+    func testEveryV3OutcomeIsOneSentenceAndTheContainerIsUnchanged() throws {
+        let outcomes: [(String, String)] = [
+            ("30403039917", "signing was cancelled in the Smart-ID app"),
+            ("30403039928", "cancelled in the Smart-ID app (on the displayTextAndPIN screen)"),
+            ("30403039946", "cancelled in the Smart-ID app (on the confirmationMessage screen)"),
+            ("30403039961", "signing was cancelled in the Smart-ID app"),
+            ("30403039972", "a wrong verification code was chosen"),
+            ("30403039983", "the request expired"),
+            ("50001010017", "contact Smart-ID support"),
+            ("50001010028", "update the Smart-ID app"),
+            ("50001010040", "no Smart-ID account was found"),
+            ("50001010061", "asicfs needs an update"),
+            ("50001010072", "under maintenance (HTTP 580)"),
+            ("50001010083", "malformed (HTTP 400)"),
+            ("50001010094", "not allowed to make this request (HTTP 403)"),
+            ("50001010170", "internal error (HTTP 500)"),
+            ("50001010104", "ADVANCED level"),
+            ("50001010126", "not JSON"),
+            ("50001010148", "cannot be used at the moment"),
+            ("50001010159", "parameters other than the RSASSA-PSS"),
+            ("50001010167", "does not verify"),
+            ("50001010181", "unknown or has expired"),
+            ("50001010192", "no Smart-ID account was found"),
+            ("50001010202", "PROTOCOL_FAILURE"),
+            ("50001010213", "SERVER_ERROR"),
+            ("50001010224", "expected the signature linked to its QR code"),
+        ]
+        let path = try container()
+        let before = try read(path)
+        for (code, words) in outcomes {
+            let result = try asicfs(["sign", path, "--method", "smart-id", "country=EE", "idcode=\(code)"] + settings())
+            XCTAssertEqual(result.status, 1, "\(code): \(result.stderr)")
+            let lines = result.stderr.split(separator: "\n")
+            XCTAssertEqual(lines.count, 1, "\(code): \(result.stderr)")
+            XCTAssertTrue(result.stderr.hasPrefix("asicfs: "), result.stderr)
+            XCTAssertTrue(result.stderr.contains(words), "\(code): '\(words)' missing in \(result.stderr)")
+            XCTAssertEqual(try read(path), before, code)
+        }
+    }
+
+    /// qr=yes: a new link each second (the simulator checks its authCode and elapsedSeconds and
+    /// refuses one that is no longer current), then the linked signature, RSASSA-PSS, VALID.
+    func testQRSigningWithLinksThatChangeEachSecond() throws {
+        let path = try container()
+        let started = try startTool(Self.binary, ["sign", path, "--method", "smart-id", "qr=yes", "--json"] + settings())
+        defer { if started.process.isRunning { started.process.terminate() } }
+        var links: [(link: String, elapsed: Int)] = []
+        let deadline = Date().addingTimeInterval(30)
+        while (links.last?.elapsed ?? 0) < 3, Date() < deadline, started.process.isRunning {
+            let text = (try? String(contentsOf: started.stdout, encoding: .utf8)) ?? ""
+            links = text.split(separator: "\n").compactMap { line in
+                guard let event = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                      let link = event["device_link"] as? String, let elapsed = event["elapsed_seconds"] as? Int else { return nil }
+                return (link, elapsed)
+            }
+            usleep(100_000)
+        }
+        let first = try XCTUnwrap(links.first, "no device_link event: \((try? String(contentsOf: started.stdout, encoding: .utf8)) ?? "")")
+        let current = try XCTUnwrap(links.last)
+        XCTAssertGreaterThanOrEqual(current.elapsed, 3)
+        XCTAssertEqual(Set(links.map(\.link)).count, links.count, "every second's link differs")
+        XCTAssertTrue(first.link.hasPrefix("https://smart-id.com/device-link?deviceLinkType=QR&elapsedSeconds=\(first.elapsed)&sessionToken="), first.link)
+        XCTAssertTrue(current.link.contains("&sessionType=cert&version=1.0&lang=eng&authCode="), current.link)
+        // The first link is seconds old now: refused. A tampered current one too.
+        let stale = try simulator.scan(link: first.link, document: "PNOEE-30303039914-MOCK-Q")
+        XCTAssertTrue(stale?.contains("not current") == true, stale ?? "accepted")
+        let tampered = try simulator.scan(link: String(current.link.dropLast()) + (current.link.hasSuffix("A") ? "B" : "A"),
+                                          document: "PNOEE-30303039914-MOCK-Q")
+        XCTAssertTrue(tampered?.contains("authCode") == true, tampered ?? "accepted")
+        // The newest link, read again now: it is the current one.
+        let text = try String(contentsOf: started.stdout, encoding: .utf8)
+        let newest = try XCTUnwrap(text.split(separator: "\n").compactMap {
+            ((try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any])?["device_link"] as? String
+        }.last)
+        XCTAssertNil(try simulator.scan(link: newest, document: "PNOEE-30303039914-MOCK-Q"))
+        started.process.waitUntilExit()
+        let stderr = (try? String(contentsOf: started.stderr, encoding: .utf8)) ?? ""
+        XCTAssertEqual(started.process.terminationStatus, 0, stderr)
+        let paths = try simulator.requests().compactMap { $0["path"] as? String }
+        XCTAssertTrue(paths.contains("/smart-id-rp/v3/signature/notification/linked/PNOEE-30303039914-MOCK-Q"), "\(paths)")
+        XCTAssertTrue(try signatureXML(path).contains("sha256-rsa-MGF1"))
+        try assertValid(path)
+    }
+}
