@@ -261,6 +261,11 @@ final class SigningCoordinator: @unchecked Sendable {
                 running!.state = "waiting-for-user: \(what)"
             case .deviceLink(let link, _):
                 // Smart-ID v3 QR signing: no code to wait for; the link replaces it (SmartIDQRStatus).
+                if smartIDQR.link == nil {
+                    DesktopNotification.smartIDQRCode(
+                        where: ".asicfs/status/smart-id.png of the mounted \(PathText.lastComponent(of: fileSystem.containerPath))",
+                                                      configuration: environment.configuration)
+                }
                 smartIDQR.update(link)
                 running!.code = .over
             case .verificationCode(let code):

@@ -1,6 +1,6 @@
-/// A QR code as terminal text: two module rows per line with UTF-8 half blocks, dark modules
-/// drawn as the terminal's background colour is not assumed: light modules are the drawn ones,
-/// so the code reads on a dark terminal, and the quiet zone is drawn around it.
+/// A QR code as terminal text: two module rows per line with UTF-8 half blocks. Light modules
+/// (and a two-module quiet zone) are the drawn ones and dark ones are left blank, as `qrencode
+/// -t UTF8` does: the code then reads on the usual dark terminal background.
 public enum QRTerminalText {
     public static func lines(_ code: QRCode) -> [String] {
         let margin = 2
