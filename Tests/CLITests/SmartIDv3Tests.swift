@@ -168,4 +168,53 @@ final class SmartIDv3Tests: CLITestCase {
         XCTAssertTrue(try signatureXML(path).contains("sha256-rsa-MGF1"))
         try assertValid(path)
     }
+
+    /// The device_link events printed so far.
+    func deviceLinks(_ stdout: URL) -> [String] {
+        let text = (try? String(contentsOf: stdout, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap {
+            ((try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any])?["device_link"] as? String
+        }
+    }
+
+    /// Ctrl-C while the QR code is shown: one line, exit status 1, the container unchanged.
+    func testCtrlCStopsAQRSigning() throws {
+        let path = try container()
+        let before = try read(path)
+        let started = try startTool(Self.binary, ["sign", path, "--method", "smart-id", "qr=yes", "--json"] + settings())
+        let deadline = Date().addingTimeInterval(30)
+        while deviceLinks(started.stdout).isEmpty, Date() < deadline, started.process.isRunning { usleep(50_000) }
+        XCTAssertFalse(deviceLinks(started.stdout).isEmpty)
+        kill(started.process.processIdentifier, SIGINT)
+        started.process.waitUntilExit()
+        XCTAssertEqual(started.process.terminationStatus, 1)
+        let stderr = try String(contentsOf: started.stderr, encoding: .utf8)
+        XCTAssertTrue(stderr.contains("cancelled; the container is unchanged"), stderr)
+        XCTAssertEqual(try read(path), before)
+    }
+
+    /// pyasice 1.2.0 verifies only PKCS#1 v1.5 signature methods (it parses SignatureMethod as
+    /// rsa-sha…): a v3 pkcs1 signature is accepted, an RSASSA-PSS one is refused by pyasice for
+    /// its algorithm, though asicfs says VALID (the spec's §14).
+    func testPyasiceAcceptsPKCS1AndDoesNotSupportPSS() throws {
+        let services = try XCTUnwrap(Self.shared.services)
+        let python = IndependentValidatorTests.venvPython
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: python), "run scripts/setup-pyasice.sh (make test does)")
+        let check = Self.packageRoot.path + "/Tests/SignatureTests/Interop/pyasice_check.py"
+        for algorithm in ["pkcs1", "pss"] {
+            let path = try container()
+            // pyasice checks RSA-signed OCSP answers only.
+            assertSuccess(try asicfs(["sign", path, "--method", "smart-id", "country=EE", "idcode=30303039914"]
+                + settings(["smart-id.signature-algorithm=\(algorithm)", "ocsp-url=\(services.ocspRSAURL)"])))
+            try assertValid(path)
+            let pyasice = try runTool(python, [check, path])
+            if algorithm == "pkcs1" {
+                XCTAssertEqual(pyasice.status, 0, pyasice.stdout + pyasice.stderr)
+                XCTAssertTrue(pyasice.stdout.hasSuffix("ALL OK\n"), pyasice.stdout)
+            } else {
+                XCTAssertNotEqual(pyasice.status, 0, pyasice.stdout)
+                XCTAssertTrue((pyasice.stdout + pyasice.stderr).contains("MGF1"), pyasice.stdout + pyasice.stderr)
+            }
+        }
+    }
 }
