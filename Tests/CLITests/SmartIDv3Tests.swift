@@ -61,9 +61,7 @@ final class SmartIDv3Tests: CLITestCase {
         let json = try asicfs(["sign", path, "--method", "smart-id", "document=PNOEE-30303039914-MOCK-Q", "--json"]
             + settings(["smart-id.signature-algorithm=pkcs1"]))
         assertSuccess(json)
-        let events = json.stdout.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
+        let events = try assertValidJSON(json)
         let signing = try XCTUnwrap(try simulator.requests().last { $0["flow"] as? String == "notification" })
         XCTAssertTrue(events.contains { $0["verification_code"] as? String == signing["vc"] as? String }, json.stdout)
         let xml = try signatureXML(path)
@@ -163,6 +161,10 @@ final class SmartIDv3Tests: CLITestCase {
         started.process.waitUntilExit()
         let stderr = (try? String(contentsOf: started.stderr, encoding: .utf8)) ?? ""
         XCTAssertEqual(started.process.terminationStatus, 0, stderr)
+        // Every line, the device_link events and the result, fits docs/json-schema.json.
+        let lines = try assertValidJSON(RunResult(status: 0, reason: .exit, stdoutData: try Data(contentsOf: started.stdout),
+                                                  stderrData: Data()))
+        XCTAssertEqual(lines.last?["event"] as? String, "result")
         let paths = try simulator.requests().compactMap { $0["path"] as? String }
         XCTAssertTrue(paths.contains("/smart-id-rp/v3/signature/notification/linked/PNOEE-30303039914-MOCK-Q"), "\(paths)")
         XCTAssertTrue(try signatureXML(path).contains("sha256-rsa-MGF1"))
