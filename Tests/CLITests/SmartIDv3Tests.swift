@@ -167,6 +167,14 @@ final class SmartIDv3Tests: CLITestCase {
         XCTAssertEqual(lines.last?["event"] as? String, "result")
         let paths = try simulator.requests().compactMap { $0["path"] as? String }
         XCTAssertTrue(paths.contains("/smart-id-rp/v3/signature/notification/linked/PNOEE-30303039914-MOCK-Q"), "\(paths)")
+        // The session secret (the HMAC key) never reaches the output.
+        let token = try XCTUnwrap(current.link.components(separatedBy: "sessionToken=").last?.prefix { $0 != "&" })
+        let issued = try XCTUnwrap(try simulator.requests().last { $0["sessionToken"] as? String == String(token) })
+        let secret = try XCTUnwrap(issued["sessionSecret"] as? String)
+        let output = (try String(contentsOf: started.stdout, encoding: .utf8)) + stderr
+        for form in [secret, secret.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")] {
+            XCTAssertFalse(output.contains(form.trimmingCharacters(in: ["="])), "the session secret was printed")
+        }
         XCTAssertTrue(try signatureXML(path).contains("sha256-rsa-MGF1"))
         try assertValid(path)
     }
@@ -218,5 +226,29 @@ final class SmartIDv3Tests: CLITestCase {
                 XCTAssertTrue((pyasice.stdout + pyasice.stderr).contains("MGF1"), pyasice.stdout + pyasice.stderr)
             }
         }
+    }
+
+    /// On a terminal: the QR code in UTF-8 half blocks with the elapsed time, redrawn in place
+    /// (cursor up over the previous drawing) each second. `script` gives asicfs a terminal; with
+    /// smart-id.timeout=3 nobody scans and the signing ends after three seconds.
+    func testTheTerminalQRCodeIsRedrawnInPlaceEachSecond() throws {
+        let path = try container()
+        let command = ([Self.binary, "sign", path, "--method", "smart-id", "qr=yes"] + (try settings(["smart-id.timeout=3"])))
+            .map { "'" + $0 + "'" }.joined(separator: " ")
+        let result = try runTool("/usr/bin/script", ["-qefc", command, "/dev/null"])
+        XCTAssertEqual(result.status, 1, result.stdout)
+        XCTAssertTrue(result.stdout.contains("the user did not confirm within 3 s"), result.stdout)
+        // The terminal's line ends are CR LF (one Character in Swift): made plain LF first.
+        let text = result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+        XCTAssertTrue(text.contains("Scan the QR code with the Smart-ID app (0 s)"), text)
+        XCTAssertTrue(text.contains("Scan the QR code with the Smart-ID app (2 s)"), text)
+        let drawnLines = text.components(separatedBy: "Scan the QR code")[0].components(separatedBy: "\n")
+            .filter { $0.contains { "█▀▄".contains($0) } }.count
+        XCTAssertGreaterThan(drawnLines, 10, String(text.prefix(3000)).debugDescription)
+        XCTAssertEqual(drawnLines, text.components(separatedBy: "Scan the QR code")[1]
+            .components(separatedBy: "\n").filter { $0.contains { "█▀▄".contains($0) } }.count, "every redraw has as many lines")
+        // Each redraw first moves up over the previous drawing (its lines plus the time line).
+        XCTAssertTrue(text.contains("\u{1B}[\(drawnLines + 1)A"), "no cursor-up by \(drawnLines + 1): " + text.components(separatedBy: "(0 s)")[1].prefix(200).debugDescription)
+        XCTAssertTrue(text.contains("▀") && text.contains("▄"), "half blocks")
     }
 }

@@ -77,6 +77,12 @@ final class MountSmartIDv3Tests: XCTestCase {
         let current = try decodedQR(fixture)
         XCTAssertGreaterThan(try elapsed(current), try elapsed(firstQR))
         XCTAssertEqual(try token(current), try token(firstQR))
+        // The session secret (the HMAC key) is in no status file.
+        let issued = try XCTUnwrap(try simulator.requests().last { $0["sessionToken"] as? String == (try? token(current)) })
+        let secret = try XCTUnwrap(issued["sessionSecret"] as? String).trimmingCharacters(in: ["="])
+        for file in ["smart-id", "current", "last-error"] {
+            XCTAssertFalse(try text(fixture.path(".asicfs/status/" + file)).contains(secret), file)
+        }
         // What the PNG shows is what the phone scans: the simulator accepts it as current.
         XCTAssertNil(try simulator.scan(link: try decodedQR(fixture), document: "PNOEE-30303039914-MOCK-Q"))
         let wait = try Shell.run("/bin/cat", [m + "/.asicfs/status/wait"])

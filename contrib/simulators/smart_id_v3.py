@@ -131,7 +131,10 @@ class ServiceV3:
         session.secret = base64.b64encode(secrets.token_bytes(32)).decode()
         session.flow = "QR"
         return 200, {"sessionID": session_id, "sessionToken": session.token, "sessionSecret": session.secret,
-                     "deviceLinkBase": self.link_base}, {"kind": "certificate-choice", "flow": "device-link"}
+                     "deviceLinkBase": self.link_base}, \
+            {"kind": "certificate-choice", "flow": "device-link", "sessionToken": session.token,
+             # Logged (this is a test tool) so that tests can check the client never shows it.
+             "sessionSecret": session.secret}
 
     def certificate(self, reference, body):
         found, error = self.account_for(reference)
