@@ -362,7 +362,7 @@ final class ControlFolder: @unchecked Sendable {
     sign/                write a request to one of these files to sign the container;
                          reading one shows its parameters and an example
       mobile-id          "phone=+372... idcode=..." [language=EST|ENG|RUS|LIT] [message=...]
-      smart-id           "country=EE idcode=..." or "document=PNOEE-..."
+      smart-id           "country=EE idcode=..." or "document=PNOEE-..." or "qr=yes"
                          [display=pin|confirmation] [message=...]
       pkcs12             "file=PATH passphrase-file=PATH" (a .p12/.pfx file)
       id-card            "" or "reader=NAME" (part of the reader's name) and, for a
@@ -407,7 +407,10 @@ final class ControlFolder: @unchecked Sendable {
                          while the user must compare it with the phone ("no
                          verification code" before and after). While that signing
                          runs and its code is not known yet, a read waits for the
-                         code or the end of the signing (not when opened O_NONBLOCK)
+                         code or the end of the signing (not when opened O_NONBLOCK).
+                         Smart-ID qr=yes: "device link: URL" instead of a code
+      smart-id.png       the QR code to scan during a Smart-ID qr=yes signing (a PNG,
+                         renewed each second); empty otherwise
       id-card            the state of an ID-card signing (or how the last one ended, or
                          "idle"), then the card as it is now: "reader: NAME",
                          "holder: SURNAME, GIVEN NAMES (CODE)" and "PIN1: N of 3 tries

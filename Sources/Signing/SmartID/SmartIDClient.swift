@@ -105,7 +105,7 @@ struct SmartIDClient: Sendable {
                 let endResult = try SmartIDFailure.required(status.result?.endResult, "result.endResult")
                 guard endResult.uppercased() == "OK" else {
                     throw api == .v2 ? SmartIDFailure.endResult(endResult)
-                        : SmartIDFailure.endResultV3(endResult, interaction: status.result?.details?["interaction"])
+                        : SmartIDFailure.endResultV3(endResult, interaction: status.result?.details?.interaction)
                 }
                 return status
             case let state:

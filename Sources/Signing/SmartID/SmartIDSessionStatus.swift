@@ -7,7 +7,11 @@ struct SmartIDSessionStatus: Decodable {
         let endResult: String?
         let documentNumber: String?
         /// v3 `USER_REFUSED_INTERACTION`: the screen that was cancelled.
-        let details: [String: String]?
+        let details: Details?
+    }
+
+    struct Details: Decodable {
+        let interaction: String?
     }
 
     struct Signature: Decodable {
@@ -23,8 +27,9 @@ struct SmartIDSessionStatus: Decodable {
     /// v3's RSASSA-PSS parameters in a session status.
     struct PSSParameters: Decodable {
         struct MaskGeneration: Decodable {
+            struct Parameters: Decodable { let hashAlgorithm: String? }
             let algorithm: String?
-            let parameters: [String: String]?
+            let parameters: Parameters?
         }
         let hashAlgorithm: String?
         let maskGenAlgorithm: MaskGeneration?

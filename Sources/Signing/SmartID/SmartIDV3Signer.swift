@@ -111,7 +111,7 @@ final class SmartIDV3Signer: Signer {
         let hash = algorithm.digest.rawValue
         let mask = parameters?.maskGenAlgorithm
         guard used == "rsassa-pss", parameters?.hashAlgorithm == hash, parameters?.saltLength == algorithm.digest.length,
-              mask?.algorithm == "id-mgf1", mask?.parameters?["hashAlgorithm"] == hash,
+              mask?.algorithm == "id-mgf1", mask?.parameters?.hashAlgorithm == hash,
               (parameters?.trailerField ?? "0xbc") == "0xbc" else {
             throw SigningError("Smart-ID: the service signed with '\(SmartIDFailure.printable(used))' and parameters other "
                 + "than the RSASSA-PSS with \(hash) (MGF1 \(hash), salt \(algorithm.digest.length)) asked for")
