@@ -14,13 +14,13 @@ final class MountSmartIDv3Tests: XCTestCase {
 
     var simulator: SmartIDSimulator { get throws { try XCTUnwrap(Self.shared.simulator, Self.shared.failure ?? "simulator") } }
 
-    func mounted() throws -> MountFixture {
+    func mounted(notify: Bool = false) throws -> MountFixture {
         let services = try XCTUnwrap(Self.shared.services, Self.shared.failure ?? "services")
         let fixture = try MountFixture(self)
         try writeFile(Array("the contract\n".utf8), fixture.folder + "/contract.txt")
         let created = try Shell.run(MountFixture.binary, ["create", fixture.container, fixture.folder + "/contract.txt"])
         XCTAssertEqual(created.status, 0, created.stderr)
-        try fixture.mount(["tsa-url=\(services.tsaURL)", "tsl=none", "trust-anchors=\(services.pki.chain)", "notify=no",
+        try fixture.mount(["tsa-url=\(services.tsaURL)", "tsl=none", "trust-anchors=\(services.pki.chain)", "notify=\(notify ? "yes" : "no")",
                            "smart-id.url=\(try simulator.urlV3)", "smart-id.tls-cert=\(try simulator.tlsCertificate)"])
         return fixture
     }
@@ -123,5 +123,35 @@ final class MountSmartIDv3Tests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: fixture.path(".asicfs/status/smart-id.png"))).count, 0)
         try fixture.unmount()
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: fixture.container)), before)
+    }
+
+    /// Where a desktop session is present, a notification says where the QR code to scan is.
+    func testTheDesktopNotificationSaysWhereTheQRCodeIs() throws {
+        // A notify-send that records what it was asked to show.
+        let bin = Self.shared.folder + "/bin-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let notified = bin + "/notified"
+        try writeFile(Array("#!/bin/sh\nprintf '%s\\n' \"$@\" >> '\(notified)'\n".utf8), bin + "/notify-send")
+        chmod(bin + "/notify-send", 0o755)
+        let savedPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        setenv("PATH", bin + ":" + savedPath, 1)
+        setenv("DISPLAY", ":99", 1)
+        defer {
+            setenv("PATH", savedPath, 1)
+            unsetenv("DISPLAY")
+        }
+        let fixture = try mounted(notify: true)
+        try request(fixture, "qr=yes")
+        XCTAssertNotNil(try deviceLink(fixture))
+        var notification = ""
+        for _ in 0..<100 where !notification.contains("smart-id.png") {
+            notification = (try? text(notified)) ?? ""
+            usleep(50_000)
+        }
+        XCTAssertTrue(notification.contains("asicfs: scan the Smart-ID QR code"), notification)
+        XCTAssertTrue(notification.contains(".asicfs/status/smart-id.png of the mounted "), notification)
+        try request(fixture, "cancel")
+        _ = try Shell.run("/bin/cat", [fixture.mountpoint + "/.asicfs/status/wait"])
+        try fixture.unmount()
     }
 }
