@@ -1,6 +1,6 @@
 import Foundation
 
-/// contrib/simulators/smart_id_simulator.py on loopback HTTPS: Smart-ID RP API v2 with accounts
+/// contrib/simulators/smart_id_simulator.py on loopback HTTPS: Smart-ID RP API v2 and v3 with accounts
 /// whose certificates the test PKI issues. Stopped by `stop()` or when released; the simulator
 /// also quits by itself if the test process dies.
 public final class SmartIDSimulator: Sendable {

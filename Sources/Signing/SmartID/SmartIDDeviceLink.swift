@@ -23,7 +23,7 @@ struct SmartIDDeviceLink: Sendable {
     init(base: String, sessionToken: String, sessionSecret: String, sessionType: SessionType,
          schemeName: String, relyingPartyName: String) throws {
         // They go into a URL unencoded: only what the spec lets them hold.
-        guard sessionToken.count >= 20, sessionToken.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+        guard sessionToken.count >= 24, sessionToken.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
             throw SigningError("Smart-ID: the service's sessionToken is malformed")
         }
         guard let url = URLComponents(string: base), url.scheme == "https", url.query == nil, url.fragment == nil else {
