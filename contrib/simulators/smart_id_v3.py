@@ -80,6 +80,7 @@ class ServiceV3:
             (r"signature/certificate/(document/[^/]+)", self.certificate),
             (r"signature/notification/(document/[^/]+)", self.signature_notification),
             (r"signature/notification/linked/([^/]+)", self.signature_linked),
+            (r"signature/device-link/((?:document|etsi)/[^/]+)", self.signature_device_link),
         ]
         for pattern, handler in routes:
             match = re.fullmatch(pattern, path)
@@ -209,6 +210,22 @@ class ServiceV3:
             {"kind": "signature", "flow": "notification", "vc": session.vc,
              "hash_vc": "%04d" % (int.from_bytes(hashlib.sha256(digest).digest()[-2:], "big") % 10000)}
 
+    def signature_device_link(self, reference, body):
+        """A QR signing without a certificate first (asicfs does not use it: XAdES needs the certificate)."""
+        why = self.check_signing(body, allow_vc_choice=False)
+        if why:
+            return 400, problem(400, why), {"kind": "signature"}
+        found, error = self.account_for(reference)
+        if error:
+            return error[0], error[1], {"kind": "signature"}
+        session, session_id = self.new_session("signature", found, body, None)
+        session.token = secrets.token_urlsafe(24).replace("-", "a").replace("_", "b")
+        session.secret = base64.b64encode(secrets.token_bytes(32)).decode()
+        session.flow = "QR"
+        return 200, {"sessionID": session_id, "sessionToken": session.token, "sessionSecret": session.secret,
+                     "deviceLinkBase": self.link_base}, {"kind": "signature", "flow": "device-link",
+                                                         "sessionToken": session.token, "sessionSecret": session.secret}
+
     def signature_linked(self, document, body):
         why = self.check_signing(body, allow_vc_choice=False)
         if why:
@@ -269,6 +286,8 @@ class ServiceV3:
         found = self.directory.find("document/" + body["documentNumber"])
         if not found:
             return 400, problem(400, "Bad request: no such documentNumber"), entry
+        if session.account is not None and found[0] is not session.account:
+            return 400, problem(400, "Bad request: the session is for another account"), entry
         with self.lock:
             if session.ready_at is not None:
                 return 400, problem(400, "Bad request: the session was already scanned"), entry
