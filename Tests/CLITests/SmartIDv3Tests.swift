@@ -64,6 +64,9 @@ final class SmartIDv3Tests: CLITestCase {
         let events = try assertValidJSON(json)
         let signing = try XCTUnwrap(try simulator.requests().last { $0["flow"] as? String == "notification" })
         XCTAssertTrue(events.contains { $0["verification_code"] as? String == signing["vc"] as? String }, json.stdout)
+        // A known document: its certificate at once (no certificate choice), then the notification.
+        let paths = try simulator.requests().compactMap { $0["path"] as? String }
+        XCTAssertTrue(paths.contains("/smart-id-rp/v3/signature/certificate/document/PNOEE-30303039914-MOCK-Q"), "\(paths)")
         let xml = try signatureXML(path)
         XCTAssertTrue(xml.contains("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"), xml)
         try assertValid(path)
