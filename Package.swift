@@ -15,6 +15,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // ISA-L igzip: inflate, deflate and CRC-32 (zlib stays for crc32_combine, which ISA-L lacks).
         .systemLibrary(name: "CISAL", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
+        // libqrencode: the QR code of a Smart-ID v3 device link (the PNG is written with CZlib).
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // A shared library loaded on first use (dlopen): see its header. Used by the next three.
         .target(name: "CLazyLibrary"),
@@ -54,7 +56,7 @@ let package = Package(
         // PKCS#11 modules (by path or p11-kit's registry), tokens, sessions, login and signing.
         .target(name: "PKCS11", dependencies: ["CPKCS11", "Crypto"]),
         // One signing session for every method, and the signers (one folder each), and the PIN entry they share.
-        .target(name: "Signing", dependencies: ["ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard", "PKCS11", "CDOC"]),
+        .target(name: "Signing", dependencies: ["CQRencode", "CZlib", "ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard", "PKCS11", "CDOC"]),
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
         .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "CFuseReader", "CLinux", "Configuration", "Validation", "Signing"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.

@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # build: the C libraries behind the shim modules
   pkg-config libfuse3-dev fuse3 libssl-dev libxml2-dev libcurl4-openssl-dev zlib1g-dev libpcsclite-dev
+  # Smart-ID v3 QR codes (libqrencode); zbarimg reads them back in the tests and the demo
+  libqrencode-dev libqrencode4 zbar-tools
   # run: the system CA store SK's services are verified by (it holds DigiCert Global Root G2,
   # under the built-in key pins)
   ca-certificates

@@ -17,6 +17,8 @@ mkdir -p "$stage/debian"
 printf 'Source: asicfs\n\nPackage: asicfs\nArchitecture: any\n' > "$stage/debian/control"
 libraries=$(cd "$stage" && dpkg-shlibdeps -O root/usr/bin/asicfs 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$libraries" ] || { echo "make-deb.sh: dpkg-shlibdeps found no libraries" >&2; exit 1; }
+# libqrencode4 (Smart-ID QR codes) is linked, so dpkg-shlibdeps names it; said here in case a build links it otherwise.
+case "$libraries" in *libqrencode4*) ;; *) libraries="$libraries, libqrencode4" ;; esac
 # Packed relative relocations (the Makefile's STATIC_LINK_FLAGS) need glibc 2.36, a version with
 # no symbols of its own (GLIBC_ABI_DT_RELR), which dpkg-shlibdeps does not count.
 if readelf -V "$stage/root/usr/bin/asicfs" | grep -q GLIBC_ABI_DT_RELR; then

@@ -25,13 +25,20 @@ let signCommand = Command(
     pinentry), else the terminal; a reader with a PIN pad takes it there.
     The signature is checked before it is written; if anything fails the container stays
     exactly as it was. Ctrl-C cancels.
+    smart-id qr=yes (RP API v3) needs no personal code: the terminal shows a QR code, redrawn
+    each second with the elapsed time, to scan with the Smart-ID app (with --json, one
+    device_link event a second); the signature then needs only PIN2, without a code. In v3 the
+    verification code of country=/idcode= or document= signing comes from the service.
     Settings (see asicfs --help): tsa-url, ocsp-url, profile (LT or B), tsl, tsl-cert,
     tsl-signer-sha256, trust-anchors, cache-dir, proxy, pinentry; for mobile-id:
     mobile-id.tls-cert (required but for SK's hosts, which have built-in key pins),
     mobile-id.url, mobile-id.relying-party-uuid, mobile-id.relying-party-name,
     mobile-id.timeout (default 150 s); for smart-id: smart-id.tls-cert (as mobile-id's),
     smart-id.url, smart-id.relying-party-uuid, smart-id.relying-party-name, smart-id.timeout
-    (default 180 s); notify (desktop notification of the verification code); for remote:
+    (default 180 s), smart-id.api (v3, the default, or v2; v2 also when smart-id.url ends in
+    /v2), smart-id.signature-algorithm (v3: pss, the default, or pkcs1 for validators without
+    RSA-PSS), smart-id.scheme-name (v3 device links: smart-id-demo, or smart-id on SK's
+    production service); notify (desktop notification of the verification code); for remote:
     remote.url (the CSC API, up to /csc/v1), remote.tls-cert (required), remote.client-identity
     and remote.client-identity-passphrase-file (TLS client certificate), remote.username and
     remote.password-file (login), remote.timeout (default 120 s); 'asicfs remote credentials'
@@ -66,6 +73,7 @@ let signCommand = Command(
         defer { interruption.restore() }
         let progress = ProgressLine("signing \(path)", quiet: context.quiet)
         defer { progress.finish() }
+        let qrDisplay = SmartIDQRDisplay(json: arguments.has("--json"))
         let outcome = try SigningSession(container: container, signer: signer, environment: environment,
                                          details: method.signerDetails(parameters), cancellation: cancellation).run { event in
             switch event {
@@ -82,6 +90,10 @@ let signCommand = Command(
             case .waitingForUser(let what):
                 progress.message(what)
                 if arguments.has("--json") { CommandJSON.event("sign", "waiting", ["message": .text(what)]) }
+            case .deviceLink(let link, let elapsed):
+                progress.finish()
+                if elapsed == 0 { DesktopNotification.smartIDQRCode(where: "the terminal", configuration: context.configuration) }
+                qrDisplay.show(link, elapsedSeconds: elapsed)
             }
         }
         progress.finish()

@@ -12,6 +12,7 @@
 #include <openssl/crypto.h>
 #include <openssl/provider.h>
 #include <openssl/ssl.h>
+#include <openssl/hmac.h>
 
 // Macros Swift cannot call.
 static inline int copenssl_evp_pkey_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }

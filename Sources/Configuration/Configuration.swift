@@ -25,6 +25,9 @@ public struct Configuration: Sendable, Equatable {
         ("smart-id.relying-party-name", "Smart-ID relying-party name"),
         ("smart-id.tls-cert", "PEM: pinned TLS certificate(s) of the Smart-ID service (SK's hosts have built-in key pins)"),
         ("smart-id.timeout", "seconds to wait for the Smart-ID user to confirm (default 180)"),
+        ("smart-id.api", "Smart-ID RP API: v3 (default) or v2 (default when smart-id.url ends in /v2)"),
+        ("smart-id.signature-algorithm", "Smart-ID v3 signatures: pss (RSASSA-PSS, default) or pkcs1 (for validators without PSS)"),
+        ("smart-id.scheme-name", "Smart-ID v3 schemeName in device links (default smart-id-demo, smart-id on SK's production service)"),
         ("remote.url", "remote signing service: its CSC API URL, up to and including /csc/v1"),
         ("remote.tls-cert", "PEM: pinned TLS certificate(s) of the remote signing service (required)"),
         ("remote.client-identity", "PKCS#12 file presented as TLS client certificate to the remote service"),
@@ -41,7 +44,8 @@ public struct Configuration: Sendable, Equatable {
     public static let knownKeys: Set<String> = Set(keys.map(\.key))
 
     /// Keys with a fixed set of values.
-    static let allowedValues: [String: Set<String>] = ["profile": ["LT", "B"], "notify": ["yes", "no"], "demo": ["yes", "no"]]
+    static let allowedValues: [String: Set<String>] = ["profile": ["LT", "B"], "notify": ["yes", "no"], "demo": ["yes", "no"],
+                                                       "smart-id.api": ["v2", "v3"], "smart-id.signature-algorithm": ["pss", "pkcs1"]]
 
     public private(set) var values: [String: String] = [:]
 

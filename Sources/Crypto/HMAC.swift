@@ -1,25 +1,17 @@
 import COpenSSL
 
-/// HMAC-SHA-256 through OpenSSL's EVP_MAC (CDOC2's header MAC).
+/// HMAC through OpenSSL's one-shot HMAC(): CDOC2's header MAC, the authCode of Smart-ID v3 device links.
 public enum HMAC {
-    public static func sha256(key: SecretBytes, _ data: [UInt8]) throws -> [UInt8] {
-        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { throw CryptoError("OpenSSL has no HMAC: \(OpenSSLError.last())") }
-        defer { EVP_MAC_free(mac) }
-        guard let context = EVP_MAC_CTX_new(mac) else { throw CryptoError("out of memory") }
-        defer { EVP_MAC_CTX_free(context) }
-        let parameters = OpenSSLParameters()
-        parameters.utf8(OSSL_MAC_PARAM_DIGEST, "SHA256")
-        let initialized = parameters.with { list in
-            key.withBytes { EVP_MAC_init(context, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count, list) }
+    /// HMAC of `data` under `key` with `digest` (e.g. SHA-256: 32 bytes).
+    public static func mac(key: SecretBytes, _ data: [UInt8], _ digest: DigestAlgorithm = .sha256) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        let done = key.withBytes { keyBytes in
+            COpenSSL.HMAC(digest.md, keyBytes.baseAddress, Int32(keyBytes.count), data, data.count, &out, &length)
         }
-        guard initialized == 1, EVP_MAC_update(context, data, data.count) == 1 else {
-            throw CryptoError("HMAC failed: \(OpenSSLError.last())")
-        }
-        var out = [UInt8](repeating: 0, count: 32)
-        var length = 0
-        guard EVP_MAC_final(context, &out, &length, out.count) == 1, length == 32 else {
-            throw CryptoError("HMAC failed: \(OpenSSLError.last())")
-        }
-        return out
+        guard done != nil else { throw CryptoError("HMAC failed: \(OpenSSLError.last())") }
+        return Array(out[..<Int(length)])
     }
+
+    public static func sha256(key: SecretBytes, _ data: [UInt8]) throws -> [UInt8] { try mac(key: key, data, .sha256) }
 }

@@ -11,6 +11,8 @@ enum ControlFile: Equatable {
     case current, lastError, wait
     /// `status/mobile-id`, `status/smart-id`, `status/id-card`.
     case methodStatus(SigningMethod)
+    /// `status/smart-id.png`: the QR code of a Smart-ID v3 `qr=yes` signing (SmartIDQRStatus).
+    case smartIDQR
     /// `sign/<method>`: reading shows the parameters, writing starts a signing.
     case sign(SigningMethod)
     case signature(index: Int, part: SignaturePart)
@@ -140,6 +142,7 @@ final class ControlFolder: @unchecked Sendable {
                 case "current": return .file(.current)
                 case "last-error": return .file(.lastError)
                 case "wait": return .file(.wait)
+                case "smart-id.png": return .file(.smartIDQR)
                 default:
                     if let method = SigningMethod(rawValue: parts[2]), ControlFile.statusMethods.contains(method) {
                         return .file(.methodStatus(method))
@@ -173,7 +176,7 @@ final class ControlFolder: @unchecked Sendable {
             // Blocking or costly content: no size, ever (reads use direct_io anyway; readers
             // that trust the size, as Foundation does, then read to the end). A size that
             // changed once validated would make `tar` say "file changed as we read it".
-            case .wait, .methodStatus: size = 0
+            case .wait, .methodStatus, .smartIDQR: size = 0
             case .signature(_, let part) where part.needsValidation: size = 0
             default: size = content(file).count
             }
@@ -192,7 +195,7 @@ final class ControlFolder: @unchecked Sendable {
         case .sign: return SigningMethod.allCases.map(\.rawValue)
         // `wait` blocks until a signing ends: reachable by name, never listed, so that
         // `grep -r`, `find -exec cat`, `tar` and indexers walking the mount don't hang on it.
-        case .status: return ["current", "last-error"] + ControlFile.statusMethods.map(\.rawValue)
+        case .status: return ["current", "last-error"] + ControlFile.statusMethods.map(\.rawValue) + ["smart-id.png"]
         case .signatures:
             let list = signatures().list
             return list.indices.map { folderName($0, list[$0]) }
@@ -223,6 +226,7 @@ final class ControlFolder: @unchecked Sendable {
             return error.isEmpty ? [] : Array((error + "\n").utf8)
         case .wait: return []
         case .methodStatus(let method): return Array(signing.statusText(of: method).utf8)
+        case .smartIDQR: return signing.smartIDQR.png
         case .sign(let method): return Array(method.usage.utf8)
         case .signature(let index, let part):
             let (generation, snapshot, list) = signatures()
@@ -380,7 +384,7 @@ final class ControlFolder: @unchecked Sendable {
     sign/                write a request to one of these files to sign the container;
                          reading one shows its parameters and an example
       mobile-id          "phone=+372... idcode=..." [language=EST|ENG|RUS|LIT] [message=...]
-      smart-id           "country=EE idcode=..." or "document=PNOEE-..."
+      smart-id           "country=EE idcode=..." or "document=PNOEE-..." or "qr=yes"
                          [display=pin|confirmation] [message=...]
       pkcs12             "file=PATH passphrase-file=PATH" (a .p12/.pfx file)
       id-card            "" or "reader=NAME" (part of the reader's name) and, for a
@@ -425,7 +429,10 @@ final class ControlFolder: @unchecked Sendable {
                          while the user must compare it with the phone ("no
                          verification code" before and after). While that signing
                          runs and its code is not known yet, a read waits for the
-                         code or the end of the signing (not when opened O_NONBLOCK)
+                         code or the end of the signing (not when opened O_NONBLOCK).
+                         Smart-ID qr=yes: "device link: URL" instead of a code
+      smart-id.png       the QR code to scan during a Smart-ID qr=yes signing (a PNG,
+                         renewed each second); empty otherwise
       id-card            the state of an ID-card signing (or how the last one ended, or
                          "idle"), then the card as it is now: "reader: NAME",
                          "holder: SURNAME, GIVEN NAMES (CODE)" and "PIN1: N of 3 tries

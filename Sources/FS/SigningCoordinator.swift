@@ -67,6 +67,8 @@ final class SigningCoordinator: @unchecked Sendable {
     /// `status/wait` waits for them as for a running signing.
     private var pending: [ObjectIdentifier: SigningMethod] = [:]
     private let threads = DispatchGroup()
+    /// Smart-ID v3 qr=yes: the link and QR image of status/smart-id and status/smart-id.png.
+    let smartIDQR = SmartIDQRStatus()
 
     init(claim: MountClaim, environment: SignatureEnvironment) {
         self.claim = claim
@@ -251,12 +253,22 @@ final class SigningCoordinator: @unchecked Sendable {
             guard running != nil else { return }
             switch event {
             case .step(let step):
+                smartIDQR.clear()  // Smart-ID v3: a step after the QR code means it was scanned.
                 // A step after the phone asked the user: the user has answered, the code is done with.
                 if case .shown(_, userAsked: true) = running!.code { running!.code = .over }
                 running!.state = "signing: \(step)"
             case .waitingForUser(let what):
                 if case .shown(let code, _) = running!.code { running!.code = .shown(code, userAsked: true) }
                 running!.state = "waiting-for-user: \(what)"
+            case .deviceLink(let link, _):
+                // Smart-ID v3 QR signing: no code to wait for; the link replaces it (SmartIDQRStatus).
+                if smartIDQR.link == nil {
+                    DesktopNotification.smartIDQRCode(
+                        where: ".asicfs/status/smart-id.png of the mounted \(PathText.lastComponent(of: claim.containerPath))",
+                                                      configuration: environment.configuration)
+                }
+                smartIDQR.update(link)
+                running!.code = .over
             case .verificationCode(let code):
                 running!.code = .shown(code, userAsked: false)
                 DesktopNotification.verificationCode(code, method: running!.method.rawValue,
@@ -293,6 +305,7 @@ final class SigningCoordinator: @unchecked Sendable {
             }
             lastOfMethod[method] = last
             running = nil
+            smartIDQR.clear()
             condition.broadcast()
         }
     }
@@ -382,6 +395,7 @@ final class SigningCoordinator: @unchecked Sendable {
         if let running, running.method == method {
             var code = "no verification code"
             if case .shown(let shown, _) = running.code { code = "verification code: \(shown)" }
+            if method == .smartID, let link = smartIDQR.link { code = "device link: \(link)" }
             lines = [running.state, code]
         } else {
             lines = [lastOfMethod[method]?.line ?? "idle", "no verification code"]

@@ -8,6 +8,9 @@ public enum SigningEvent: Sendable, Equatable {
     case verificationCode(String)
     /// The signer waits for the person (PIN, phone confirmation): what to do.
     case waitingForUser(String)
+    /// Smart-ID v3 QR signing: the device link to show as a QR code now (a new one each second;
+    /// `elapsedSeconds` since the session started, the number it carries).
+    case deviceLink(String, elapsedSeconds: Int)
 }
 
 /// One way to make a signature value: a PKCS#12 file, a token, a card, a phone service.

@@ -392,8 +392,9 @@ final class ConfigurationLoadTests: XCTestCase {
         XCTAssertEqual(Configuration.keys.count, Configuration.knownKeys.count, "a key is listed twice")
         var text = ""
         for (index, entry) in Configuration.keys.enumerated() {
-            let value = entry.key == "profile" ? "B" : entry.key == "notify" || entry.key == "demo" ? "no"
-                : entry.key.hasSuffix(".timeout") ? "\(index)" : entry.key == "ocsp-tm-policy" ? "1.2.\(index)" : "value-\(index)"
+            let fixed = ["smart-id.api": "v3", "smart-id.signature-algorithm": "pss"]
+            let value = fixed[entry.key] ?? (entry.key == "profile" ? "B" : entry.key == "notify" || entry.key == "demo" ? "no"
+                : entry.key.hasSuffix(".timeout") ? "\(index)" : entry.key == "ocsp-tm-policy" ? "1.2.\(index)" : "value-\(index)")
             text += "\(entry.key) = \(value)\n"
         }
         let path = try file("config", text)

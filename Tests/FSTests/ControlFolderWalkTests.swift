@@ -77,7 +77,7 @@ final class ControlFolderWalkTests: XCTestCase {
         let m = fixture.mountpoint
         let listed = try Shell.run("/bin/ls", ["-a", m + "/.asicfs/status"])
         XCTAssertEqual(listed.stdout.split(separator: "\n").sorted(),
-                       [".", "..", "current", "id-card", "last-error", "mobile-id", "smart-id"])
+                       [".", "..", "current", "id-card", "last-error", "mobile-id", "smart-id", "smart-id.png"])
         let wait = try Shell.run("/bin/cat", [m + "/.asicfs/status/wait"])
         XCTAssertEqual(wait.status, 0, wait.stderr)
         XCTAssertEqual(wait.stdout, "idle: no signing has run\n")

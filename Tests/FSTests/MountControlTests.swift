@@ -14,7 +14,7 @@ final class MountControlTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs").sorted(),
                        ["README", "container", "sign", "signatures", "status"])
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: m + "/.asicfs/status").sorted(),
-                       ["current", "id-card", "last-error", "mobile-id", "smart-id"])
+                       ["current", "id-card", "last-error", "mobile-id", "smart-id", "smart-id.png"])
         let readme = try String(contentsOfFile: m + "/.asicfs/README", encoding: .utf8)
         XCTAssertTrue(readme.contains("last-error"), readme)
         var summary = try String(contentsOfFile: m + "/.asicfs/container", encoding: .utf8)

@@ -49,7 +49,7 @@ final class EventLog: @unchecked Sendable {
     var texts: [String] {
         events.map {
             switch $0 {
-            case .step(let text), .waitingForUser(let text), .verificationCode(let text): text
+            case .step(let text), .waitingForUser(let text), .verificationCode(let text), .deviceLink(let text, _): text
             }
         }
     }

@@ -29,7 +29,14 @@ final class ServiceDefaultsTests: XCTestCase {
         let mobile = try MobileIDClient(context: try context(own))
         XCTAssertEqual(mobile.service.baseURL, "https://mid.sk.ee/mid-api")
         XCTAssertEqual(mobile.relyingPartyName, "Example")
-        XCTAssertEqual(try SmartIDClient(context: try context(own)).service.baseURL, "https://rp-api.smart-id.com/v2")
+        // RP API v3 unless smart-id.api (or an older configuration's /v2 smart-id.url) says v2.
+        let smartV3 = try SmartIDClient(context: try context(own))
+        XCTAssertEqual(smartV3.service.baseURL, "https://rp-api.smart-id.com/v3")
+        XCTAssertEqual(smartV3.schemeName, "smart-id")
+        XCTAssertEqual(try SmartIDClient(context: try context(own + ["smart-id.api=v2"])).service.baseURL, "https://rp-api.smart-id.com/v2")
+        let older = try SmartIDClient(context: try context(own + ["smart-id.url=https://rp-api.smart-id.com/v2/"]))
+        XCTAssertEqual(older.api, .v2)
+        XCTAssertTrue(failure { try self.context(["smart-id.api=v4"]) }.contains("'smart-id.api' must be one of v2, v3"))
     }
 
     func testDemoYesOrTheTestListsSelectSKsDemoServices() throws {
@@ -39,7 +46,8 @@ final class ServiceDefaultsTests: XCTestCase {
             XCTAssertEqual(mobile.relyingPartyUUID, "00000000-0000-0000-0000-000000000000")
             XCTAssertEqual(mobile.relyingPartyName, "DEMO")
             let smart = try SmartIDClient(context: try context(settings))
-            XCTAssertEqual(smart.service.baseURL, "https://sid.demo.sk.ee/smart-id-rp/v2", "\(settings)")
+            XCTAssertEqual(smart.service.baseURL, "https://sid.demo.sk.ee/smart-id-rp/v3", "\(settings)")
+            XCTAssertEqual(smart.schemeName, "smart-id-demo")
             XCTAssertEqual(smart.relyingPartyUUID, "00000000-0000-4000-8000-000000000000")
         }
         XCTAssertTrue(failure { try self.context(["demo=maybe"]) }.contains("'demo' must be one of no, yes"))

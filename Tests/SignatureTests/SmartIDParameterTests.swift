@@ -9,8 +9,8 @@ import XCTest
 final class SmartIDParameterTests: XCTestCase {
     func testMistakesInTheParametersAreNamed() {
         let cases: [(String, String)] = [
-            ("", "smart-id: say who signs: 'country=EE idcode=...' (EE, LV or LT) or 'document=PNOEE-...'"),
-            ("display=pin", "smart-id: say who signs: 'country=EE idcode=...' (EE, LV or LT) or 'document=PNOEE-...'"),
+            ("", "smart-id: say who signs: 'country=EE idcode=...' (EE, LV or LT), 'document=PNOEE-...', or qr=yes"),
+            ("display=pin", "smart-id: say who signs: 'country=EE idcode=...' (EE, LV or LT), 'document=PNOEE-...', or qr=yes"),
             ("country=EE idcode=30303039914 document=PNOEE-30303039914-MOCK-Q", "smart-id: give either idcode= or document=, not both"),
             ("idcode=30303039914", "smart-id: idcode= needs country=EE, LV or LT (the country of the personal code)"),
             ("country=FI idcode=30303039914", "smart-id: country must be EE, LV or LT (the country of the personal code), not 'FI'"),
@@ -36,7 +36,7 @@ final class SmartIDParameterTests: XCTestCase {
             ("country=EE idcode=30303039914 display=confirmation message=\(String(repeating: "õ", count: 201))",
              "smart-id: message has 201 characters; the phone shows at most 200"),
             ("country=EE idcode=30303039914 phone=+37200000766",
-             "smart-id: unknown parameter 'phone' (known: city, country, display, document, idcode, message, postal-code, role, state)"),
+             "smart-id: unknown parameter 'phone' (known: city, country, display, document, idcode, message, postal-code, qr, role, state)"),
         ]
         for (text, message) in cases {
             XCTAssertThrowsError(try SigningMethod.smartID.parse(text), text) {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// contrib/simulators/smart_id_simulator.py on loopback HTTPS: Smart-ID RP API v2 with accounts
+/// contrib/simulators/smart_id_simulator.py on loopback HTTPS: Smart-ID RP API v2 and v3 with accounts
 /// whose certificates the test PKI issues. Stopped by `stop()` or when released; the simulator
 /// also quits by itself if the test process dies.
 public final class SmartIDSimulator: Sendable {
@@ -14,6 +14,16 @@ public final class SmartIDSimulator: Sendable {
 
     /// The API base, as `smart-id.url` takes it.
     public var url: String { "https://127.0.0.1:\(port)/smart-id-rp/v2" }
+    /// The RP API v3 base.
+    public var urlV3: String { "https://127.0.0.1:\(port)/smart-id-rp/v3" }
+
+    /// The phone of `document` scans `link` (the simulator's POST /mock/device-link): nil when
+    /// accepted, else the simulator's refusal.
+    public func scan(link: String, document: String) throws -> String? {
+        let output = try Shell.run("/usr/bin/python3", [Self.script, "scan", "--port", String(port), "--cert", tlsCertificate,
+                                                        "--document", document, link])
+        return output.status == 0 ? nil : output.stderr
+    }
 
     static let script: String = {
         var url = URL(fileURLWithPath: #filePath)

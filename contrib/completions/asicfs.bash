@@ -5,7 +5,7 @@
 # The settings -o takes (as 'asicfs --help' lists them), and mount's own options.
 _asicfs_settings="tsa-url= ocsp-url= profile= tsl= tsl-cert= tsl-signer-sha256= ocsp-tm-policy= trust-anchors= cache-dir= demo=
  mobile-id.url= mobile-id.relying-party-uuid= mobile-id.relying-party-name= mobile-id.tls-cert= mobile-id.timeout=
- smart-id.url= smart-id.relying-party-uuid= smart-id.relying-party-name= smart-id.tls-cert= smart-id.timeout=
+ smart-id.url= smart-id.relying-party-uuid= smart-id.relying-party-name= smart-id.tls-cert= smart-id.timeout= smart-id.api= smart-id.signature-algorithm= smart-id.scheme-name=
  remote.url= remote.tls-cert= remote.client-identity= remote.client-identity-passphrase-file= remote.username=
  remote.password-file= remote.timeout= pinentry= transient-names= notify= proxy="
 _asicfs_mount_options="ro create open-containers= allow_other"
@@ -15,7 +15,7 @@ _asicfs_parameters() {
     local place="role= city= state= postal-code= country="
     case $1 in
         mobile-id) echo "phone= idcode= language= message= $place" ;;
-        smart-id) echo "country= idcode= document= display= message= role= city= state= postal-code=" ;;
+        smart-id) echo "country= idcode= document= qr= display= message= role= city= state= postal-code=" ;;
         id-card) echo "reader= can= pin-fd= $place" ;;
         pkcs11) echo "module= label= slot= key= pin-fd= $place" ;;
         pkcs12) echo "file= passphrase-file= $place" ;;

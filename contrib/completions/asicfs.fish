@@ -5,7 +5,7 @@ set -l commands mount umount open close create ls extract add remove sign verify
 function __asicfs_settings
     string split ' ' -- tsa-url= ocsp-url= profile= tsl= tsl-cert= tsl-signer-sha256= ocsp-tm-policy= trust-anchors= cache-dir= demo= \
         mobile-id.url= mobile-id.relying-party-uuid= mobile-id.relying-party-name= mobile-id.tls-cert= mobile-id.timeout= \
-        smart-id.url= smart-id.relying-party-uuid= smart-id.relying-party-name= smart-id.tls-cert= smart-id.timeout= \
+        smart-id.url= smart-id.relying-party-uuid= smart-id.relying-party-name= smart-id.tls-cert= smart-id.timeout= smart-id.api= smart-id.signature-algorithm= smart-id.scheme-name= \
         remote.url= remote.tls-cert= remote.client-identity= remote.client-identity-passphrase-file= remote.username= \
         remote.password-file= remote.timeout= pinentry= transient-names= notify= proxy=
     if __fish_seen_subcommand_from mount open
@@ -27,7 +27,7 @@ function __asicfs_sign_parameters
         case mobile-id
             string split ' ' -- phone= idcode= language= message= $place
         case smart-id
-            string split ' ' -- country= idcode= document= display= message= role= city= state= postal-code=
+            string split ' ' -- country= idcode= document= qr= display= message= role= city= state= postal-code=
         case id-card
             string split ' ' -- reader= can= pin-fd= $place
         case pkcs11

@@ -73,6 +73,12 @@ class Identity:
         der = openssl("pkeyutl", "-sign", "-inkey", self.key, data=digest)
         return ecdsa_der_to_raw(der, self.field_bytes())
 
+    def sign_digest_pss(self, digest, hash_name):
+        """RSASSA-PSS over the digest as Smart-ID v3 makes it: MGF1 with the same hash, salt = hash length."""
+        return openssl("pkeyutl", "-sign", "-inkey", self.key, "-pkeyopt", "digest:" + hash_name,
+                       "-pkeyopt", "rsa_padding_mode:pss", "-pkeyopt", "rsa_pss_saltlen:digest",
+                       "-pkeyopt", "rsa_mgf1_md:" + hash_name, data=digest)
+
     def field_bytes(self):
         text = openssl("pkey", "-in", self.key, "-noout", "-text").decode()
         return 32 if "prime256v1" in text or "P-256" in text else (48 if "secp384r1" in text or "P-384" in text else 66)

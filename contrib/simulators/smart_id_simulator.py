@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Smart-ID RP API v2 simulator on loopback HTTPS, for asicfs tests and the demo.
+"""Smart-ID RP API v2 and v3 simulator on loopback HTTPS, for asicfs tests and the demo.
+
+v3 (signing: notification and device-link/QR flows, RSASSA-PSS) is smart_id_v3.py, under
+/smart-id-rp/v3/ and /v3/, with the demo's scan endpoint POST /mock/device-link; the v2 part:
 
 Serves, under /smart-id-rp/v2/ (the DEMO layout) and /v2/ (the LIVE one):
   POST certificatechoice/{etsi|document}/...   POST signature/{etsi|document}/...
@@ -16,7 +19,9 @@ for what the demo cannot show; contrib/simulators/README.md lists them.
 
 Usage: smart_id_simulator.py --pki DIR [--port 0] [--folder DIR] [--confirm-after 0.5]
                              [--relying-party-uuid UUID]... [--relying-party-name NAME]
+                             [--scheme-name smart-id-demo] [--device-link-base URL] [--qr-max-age 1.5]
                              [--log FILE] [--exit-with-parent]
+       smart_id_simulator.py scan --port N --cert PEM --document PNOEE-... LINK   (the phone scans a QR)
 Prints "PORT n" and "CERT path" (the TLS certificate clients pin) once listening.
 Test and demo use only: nothing here is a real identity or the real service.
 """
@@ -33,6 +38,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import simcommon  # noqa: E402
+import smart_id_v3  # noqa: E402
 
 DEMO_UUID = "00000000-0000-4000-8000-000000000000"
 HASH_LENGTHS = {"SHA256": 32, "SHA384": 48, "SHA512": 64}
@@ -101,6 +107,10 @@ TEST_ACCOUNTS = [
     Account("50001010159", "WRONG_ALGORITHM", suffix="TEST-Q"),  # says sha512WithRSAEncryption for a SHA256 hash
     Account("50001010167", "BAD_SIGNATURE", suffix="TEST-Q"),  # a signature value that does not verify
     Account("50001010181", "SESSION_LOST", suffix="TEST-Q"),  # the signature session answers 404
+    # v3 end results with no demo account:
+    Account("50001010202", "PROTOCOL_FAILURE", suffix="TEST-Q"),
+    Account("50001010213", "SERVER_ERROR", suffix="TEST-Q"),
+    Account("50001010224", "EXPECTED_LINKED_SESSION", suffix="TEST-Q"),
 ]
 
 MISBEHAVIOURS = {"ADVANCED_CERTIFICATE", "HANG", "MALFORMED_JSON", "MISSING_FIELDS", "WRONG_ALGORITHM",
@@ -315,8 +325,23 @@ def error_body(status, message):
             "message": message, "traceId": simcommon.trace_id()}
 
 
-def make_handler(service):
+def make_handler(service, v3):
     class Handler(simcommon.JSONHandler):
+        def route_v3(self):
+            path, _, query = self.path.partition("?")
+            for base in ("/smart-id-rp/v3/", "/v3/"):
+                if path.startswith(base):
+                    return path[len(base):], query
+            return None
+
+        def v3_post(self, body):
+            if self.path == "/mock/device-link":
+                status, answer, entry = v3.scan(body)
+            else:
+                status, answer, entry = v3.post(self.route_v3()[0], body)
+            entry.update({"api": "v3", "method": "POST", "path": self.path.partition("?")[0], "status": status})
+            self.reply(status, answer, entry)
+
         def route(self):
             """(rest of the path after the API base, query) or None."""
             path, _, query = self.path.partition("?")
@@ -328,6 +353,8 @@ def make_handler(service):
         def do_POST(self):
             routed = self.route()
             body = self.read_json()
+            if self.path == "/mock/device-link" or self.route_v3():
+                return self.v3_post(body)
             match = re.fullmatch(r"(certificatechoice|signature|authentication)/(.+)", routed[0]) if routed else None
             if not match:
                 return self.reply(404, error_body(404, "no such endpoint"), {"method": "POST", "path": self.path})
@@ -340,6 +367,16 @@ def make_handler(service):
             self.reply(status, answer, entry)
 
         def do_GET(self):
+            routed_v3 = self.route_v3()
+            match = re.fullmatch(r"session/([^/]+)", routed_v3[0]) if routed_v3 else None
+            if match:
+                status, answer = v3.status(match.group(1), routed_v3[1])
+                entry = {"api": "v3", "method": "GET", "kind": "session", "status": status}
+                if isinstance(answer, dict):
+                    entry["state"] = answer.get("state")
+                    entry["endResult"] = answer.get("result", {}).get("endResult")
+                    entry["flowType"] = answer.get("signature", {}).get("flowType")
+                return self.reply(status, answer, entry)
             routed = self.route()
             match = re.fullmatch(r"session/([^/]+)", routed[0]) if routed else None
             if not match:
@@ -377,6 +414,12 @@ def main():
     parser.add_argument("--relying-party-uuid", action="append",
                         help="a UUID allowed in (repeatable; default the DEMO one, %s)" % DEMO_UUID)
     parser.add_argument("--relying-party-name", default="DEMO", help="the relying party's name (default DEMO)")
+    parser.add_argument("--scheme-name", default="smart-id-demo", help="v3 schemeName in authCodes (default smart-id-demo)")
+    parser.add_argument("--device-link-base", default="https://smart-id.com/device-link",
+                        help="v3 deviceLinkBase returned with device-link sessions")
+    parser.add_argument("--qr-max-age", type=float, default=1.5,
+                        help="how far a scanned QR's elapsedSeconds may be from the session's age (default 1.5 s)")
+    parser.add_argument("--no-pkcs1", action="store_true", help="v3: refuse PKCS#1 v1.5 (API 3.1 behaviour)")
     parser.add_argument("--log", help="append one JSON line per request to this file (no bodies)")
     parser.add_argument("--exit-with-parent", action="store_true", help="quit when the starting process dies")
     args = parser.parse_args()
@@ -385,8 +428,29 @@ def main():
     uuids = {u.lower() for u in (args.relying_party_uuid or [DEMO_UUID])}
     service = Service(Directory(os.path.abspath(args.pki), folder), uuids, args.relying_party_name,
                       args.confirm_after, args.log)
-    simcommon.serve(make_handler(service), folder, args.port, args.exit_with_parent)
+    v3 = smart_id_v3.ServiceV3(service, args.scheme_name, args.device_link_base, args.qr_max_age, not args.no_pkcs1)
+    simcommon.serve(make_handler(service, v3), folder, args.port, args.exit_with_parent)
+
+
+def scan():
+    """`scan`: what the demo's "mock" endpoint is for: the phone of --document scans LINK."""
+    import ssl
+    import urllib.request
+    parser = argparse.ArgumentParser(prog="smart_id_simulator.py scan")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--cert", required=True, help="the simulator's tls.pem")
+    parser.add_argument("--document", required=True)
+    parser.add_argument("link")
+    args = parser.parse_args(sys.argv[2:])
+    body = json.dumps({"documentNumber": args.document, "deviceLink": args.link, "flowType": "QR"}).encode()
+    request = urllib.request.Request("https://127.0.0.1:%d/mock/device-link" % args.port, body,
+                                     {"Content-Type": "application/json"})
+    try:
+        urllib.request.urlopen(request, context=ssl.create_default_context(cafile=args.cert))
+    except urllib.error.HTTPError as error:
+        sys.exit("scan refused: HTTP %d %s" % (error.code, json.loads(error.read()).get("detail")))
+    print("scanned")
 
 
 if __name__ == "__main__":
-    main()
+    scan() if sys.argv[1:2] == ["scan"] else main()

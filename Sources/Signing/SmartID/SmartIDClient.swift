@@ -1,12 +1,15 @@
 import Foundation
 import HTTP
 
-/// The calls of Smart-ID's RP API v2 that signing needs, over pinned HTTPS (`JSONService`):
-/// start a certificate choice or a signature session, then long-poll it until it ends.
+/// The calls of Smart-ID's RP API that signing needs, over pinned HTTPS (`JSONService`):
+/// start a certificate choice or a signature session, then long-poll it until it ends. The v2
+/// requests are here; the v3 ones in SmartIDClient+V3.swift.
 struct SmartIDClient: Sendable {
     static let productionURL = "https://rp-api.smart-id.com/v2"
     /// SK's demo service (`demo = yes` or `tsl = test`), with the demo relying party below.
     static let demoURL = "https://sid.demo.sk.ee/smart-id-rp/v2"
+    static let productionURLv3 = "https://rp-api.smart-id.com/v3"
+    static let demoURLv3 = "https://sid.demo.sk.ee/smart-id-rp/v3"
     /// The DEMO relying party: this UUID is the one SK's documentation gives since 2025-05-19
     /// (the all-zero one came before it).
     static let demoRelyingPartyUUID = "00000000-0000-4000-8000-000000000000"
@@ -22,13 +25,19 @@ struct SmartIDClient: Sendable {
     /// How long one session (a certificate choice, a signature) may take, in seconds.
     let timeout: Double
     let cancellation: Cancellation
+    let api: SmartIDAPI
+    /// v3: the `schemeName` that goes into device links' authCode (`smart-id` on SK's production
+    /// service, else `smart-id-demo`; `smart-id.scheme-name` overrides).
+    let schemeName: String
 
     /// Reads `smart-id.url`, `.relying-party-uuid`, `.relying-party-name`, `.tls-cert` and
     /// `.timeout`; refuses settings the service would refuse anyway, before anything is sent.
     init(context: SignerContext) throws {
         let configuration = context.configuration
-        let url = JSONService.baseURL(prefix: "smart-id", productionURL: Self.productionURL, demoURL: Self.demoURL,
-                                      configuration: configuration)
+        api = try SmartIDAPI(configuration)
+        let url = JSONService.baseURL(prefix: "smart-id", productionURL: api == .v2 ? Self.productionURL : Self.productionURLv3,
+                                      demoURL: api == .v2 ? Self.demoURL : Self.demoURLv3, configuration: configuration)
+        schemeName = configuration["smart-id.scheme-name"] ?? (JSONService.isSKProduction(url) ? "smart-id" : "smart-id-demo")
         if JSONService.isSKProduction(url) && (configuration["smart-id.relying-party-uuid"] == nil || configuration["smart-id.relying-party-name"] == nil) {
             throw SigningError("Smart-ID in production needs your own relying party, agreed with SK ID Solutions: set "
                 + "smart-id.relying-party-uuid and smart-id.relying-party-name (for SK's demo service: demo = yes, or tsl = test)")
@@ -73,16 +82,19 @@ struct SmartIDClient: Sendable {
 
     /// Long-polls the session until it completes and returns it if its result is OK; any other
     /// end is thrown as its sentence. One poll at a time, each at most the time left.
-    func waitForSuccess(of sessionID: String) throws -> SmartIDSessionStatus {
+    /// `longestPoll` shortens each poll (a QR code is redrawn between polls) and `tick` runs before each.
+    func waitForSuccess(of sessionID: String, longestPoll: Double = Self.longestPoll,
+                        tick: () throws -> Void = {}) throws -> SmartIDSessionStatus {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if cancellation.isCancelled { throw SigningError("the signing was cancelled; the container is unchanged") }
+            try tick()
             let remaining = deadline.timeIntervalSinceNow
             // The service waits at least 1 s per poll; less time than that left means we are done.
             guard remaining >= 1 else {
                 throw SigningError("Smart-ID: the user did not confirm within \(Self.seconds(timeout)) s")
             }
-            let pollMilliseconds = Int(min(remaining, Self.longestPoll) * 1000)
+            let pollMilliseconds = Int(min(remaining, longestPoll) * 1000)
             let answer = try service.get("/session/\(sessionID)?timeoutMs=\(pollMilliseconds)",
                                          timeout: Double(pollMilliseconds) / 1000 + 5)
             guard answer.status == 200 else { throw SmartIDFailure.status(answer.status, creating: false) }
@@ -91,7 +103,10 @@ struct SmartIDClient: Sendable {
             case "RUNNING": continue
             case "COMPLETE":
                 let endResult = try SmartIDFailure.required(status.result?.endResult, "result.endResult")
-                guard endResult.uppercased() == "OK" else { throw SmartIDFailure.endResult(endResult) }
+                guard endResult.uppercased() == "OK" else {
+                    throw api == .v2 ? SmartIDFailure.endResult(endResult)
+                        : SmartIDFailure.endResultV3(endResult, interaction: status.result?.details?.interaction)
+                }
                 return status
             case let state:
                 throw SigningError("Smart-ID: the session is in a state asicfs does not know ('\(SmartIDFailure.printable(state))')")
@@ -99,11 +114,16 @@ struct SmartIDClient: Sendable {
         }
     }
 
-    private var relyingParty: [String: Any] {
+    var relyingParty: [String: Any] {
         ["relyingPartyUUID": relyingPartyUUID, "relyingPartyName": relyingPartyName]
     }
 
-    private func startSession(_ path: String, _ body: [String: Any]) throws -> String {
+    func startSession(_ path: String, _ body: [String: Any]) throws -> String {
+        try startSessionAnswer(path, body).sessionID
+    }
+
+    /// The new session's ID and the whole answer (v3 adds the code, or the device link's parts).
+    func startSessionAnswer(_ path: String, _ body: [String: Any]) throws -> (sessionID: String, json: [String: Any]) {
         let answer = try service.post(path, body, timeout: 30)
         guard answer.status == 200 else { throw SmartIDFailure.status(answer.status, creating: true) }
         guard (try? JSONSerialization.jsonObject(with: Data(answer.body))) is [String: Any] else {
@@ -114,7 +134,7 @@ struct SmartIDClient: Sendable {
         guard UUID(uuidString: sessionID) != nil else {
             throw SigningError("Smart-ID: the service's sessionID is not a UUID ('\(SmartIDFailure.printable(sessionID))')")
         }
-        return sessionID
+        return (sessionID, answer.json)
     }
 
     /// 30 random letters and digits, the longest nonce the service takes.

@@ -4,12 +4,15 @@ public enum SmartIDAccount: Sendable, Equatable {
     /// `country` is EE, LV or LT; `code` the personal code (Latvian ones as DDMMYY-CNNNN).
     case person(country: String, code: String)
     case document(String)
+    /// `qr=yes` (RP API v3 only): whoever scans the QR code with the Smart-ID app picks the account.
+    case scanner
 
-    /// The object reference of RP API v2 (`etsi/PNOEE-…` or `document/PNOEE-…`).
+    /// The object reference of the RP API (`etsi/PNOEE-…` or `document/PNOEE-…`); none for `scanner`.
     var pathSuffix: String {
         switch self {
         case .person(let country, let code): "etsi/PNO\(country)-\(code)"
         case .document(let number): "document/\(number)"
+        case .scanner: ""
         }
     }
 }
@@ -33,12 +36,15 @@ public struct SmartIDRequest: Sendable, Equatable {
     static let pinTextLimit = 60, confirmationTextLimit = 200
 
     public init(_ parameters: SigningParameters) throws(SigningParameterError) {
-        switch (parameters["idcode"], parameters["document"]) {
-        case (let code?, nil): account = try Self.person(code: code, country: parameters["country"])
-        case (nil, let number?): account = try Self.document(number)
-        case (.some, .some): throw Self.problem("give either idcode= or document=, not both")
-        case (nil, nil):
-            throw Self.problem("say who signs: 'country=EE idcode=...' (EE, LV or LT) or 'document=PNOEE-...'")
+        let qrText = parameters["qr"] ?? "no"
+        guard qrText == "yes" || qrText == "no" else { throw Self.problem("qr must be 'yes' or 'no', not '\(qrText)'") }
+        if qrText == "yes" {
+            guard parameters["idcode"] == nil, parameters["document"] == nil else {
+                throw Self.problem("qr=yes lets whoever scans the code choose the account: leave out idcode= and document=")
+            }
+            account = .scanner
+        } else {
+            account = try Self.account(parameters)
         }
         let displayText = parameters["display"] ?? SmartIDDisplay.pin.rawValue
         guard let display = SmartIDDisplay(rawValue: displayText) else {
@@ -47,6 +53,16 @@ public struct SmartIDRequest: Sendable, Equatable {
         self.display = display
         message = parameters["message"] ?? Self.defaultMessage
         try Self.check(message: message, display: display)
+    }
+
+    static func account(_ parameters: SigningParameters) throws(SigningParameterError) -> SmartIDAccount {
+        switch (parameters["idcode"], parameters["document"]) {
+        case (let code?, nil): return try person(code: code, country: parameters["country"])
+        case (nil, let number?): return try document(number)
+        case (.some, .some): throw problem("give either idcode= or document=, not both")
+        case (nil, nil):
+            throw problem("say who signs: 'country=EE idcode=...' (EE, LV or LT), 'document=PNOEE-...', or qr=yes")
+        }
     }
 
     /// `allowedInteractionsOrder` of the signature request, most preferred first.

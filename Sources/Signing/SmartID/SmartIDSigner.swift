@@ -7,16 +7,22 @@ import Synchronization
 /// verification code computed from the digest has been shown.
 public final class SmartIDSigner: Signer, SignerFactory {
     public let method = "smart-id"
-    public static let parameterKeys: Set<String> = ["country", "idcode", "document", "display", "message"]
-    public static let usage = "country=EE idcode=...  or  document=PNOEE-...  [display=pin|confirmation] [message=TEXT]\n"
+    public static let parameterKeys: Set<String> = ["country", "idcode", "document", "qr", "display", "message"]
+    public static let usage = "country=EE idcode=...  or  document=PNOEE-...  or  qr=yes (v3)  [display=pin|confirmation] [message=TEXT]\n"
         + "example: echo \"country=EE idcode=30303039914\" > .asicfs/sign/smart-id"
 
     public static func validate(_ parameters: SigningParameters) throws {
         _ = try SmartIDRequest(parameters)
     }
 
+    /// RP API v3 unless `smart-id.api` (or an older /v2 `smart-id.url`) says v2.
     public static func make(_ parameters: SigningParameters, context: SignerContext) throws -> Signer {
-        try SmartIDSigner(request: SmartIDRequest(parameters), context: context)
+        let request = try SmartIDRequest(parameters)
+        if try SmartIDAPI(context.configuration) == .v3 { return try SmartIDV3Signer(request: request, context: context) }
+        guard request.account != .scanner else {
+            throw SigningError("smart-id: qr=yes needs Smart-ID's RP API v3 (smart-id.api = v3)")
+        }
+        return try SmartIDSigner(request: request, context: context)
     }
 
     let request: SmartIDRequest
@@ -43,24 +49,31 @@ public final class SmartIDSigner: Signer, SignerFactory {
         events(.step("Smart-ID: asking for the certificate (the app asks which account to use if there are several)"))
         let sessionID = try client.startCertificateChoice(for: request.account)
         let status = try client.waitForSuccess(of: sessionID)
-        let level = try SmartIDFailure.required(status.cert?.certificateLevel, "cert.certificateLevel").uppercased()
+        let (certificate, document) = try Self.chosen(status.cert, document: status.result?.documentNumber)
+        chosenDocument.withLock { $0 = document }
+        return certificate
+    }
+
+    /// The certificate and document number of a completed certificate choice, checked: QUALIFIED,
+    /// RSA, and a document number fit for a URL path.
+    static func chosen(_ cert: SmartIDSessionStatus.Certificate?, document: String?) throws -> (Certificate, String) {
+        let level = try SmartIDFailure.required(cert?.certificateLevel, "cert.certificateLevel").uppercased()
         guard level == "QUALIFIED" || level == "QSCD" else {
             throw SigningError(level == "ADVANCED"
                 ? "Smart-ID: the account's certificate is of ADVANCED level (Smart-ID Basic); a qualified Smart-ID account is needed to sign"
                 : "Smart-ID: the account's certificate level '\(SmartIDFailure.printable(level))' is not QUALIFIED; a qualified Smart-ID account is needed to sign")
         }
-        let certificate = try Self.certificate(base64: try SmartIDFailure.required(status.cert?.value, "cert.value"))
+        let certificate = try Self.certificate(base64: try SmartIDFailure.required(cert?.value, "cert.value"))
         guard certificate.publicKey?.isRSA == true else {
             throw SigningError("Smart-ID: the account's certificate does not hold an RSA key, as Smart-ID certificates do")
         }
-        let document = try SmartIDFailure.required(status.result?.documentNumber, "result.documentNumber")
+        let document = try SmartIDFailure.required(document, "result.documentNumber")
         // It goes into the signature request's path.
         guard !document.isEmpty, document.count <= 64,
               document.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) else {
             throw SigningError("Smart-ID: the service's document number '\(SmartIDFailure.printable(document))' is malformed")
         }
-        chosenDocument.withLock { $0 = document }
-        return certificate
+        return (certificate, document)
     }
 
     public func sign(digest: [UInt8], algorithm: SignatureAlgorithm, events: (SigningEvent) -> Void) throws -> [UInt8] {
