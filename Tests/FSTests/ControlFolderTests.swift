@@ -28,7 +28,7 @@ final class ControlFolderTests: XCTestCase {
 
         XCTAssertEqual(try fixture.router.list("/"), [".asicfs", "a.txt"], "the router puts the control folder at the top")
         XCTAssertEqual(try control.list(""), ["README", "container", "sign", "signatures", "status"])
-        XCTAssertEqual(try control.list("status"), ["current", "last-error", "mobile-id", "smart-id", "id-card"],
+        XCTAssertEqual(try control.list("status"), ["current", "last-error", "mobile-id", "smart-id", "id-card", "smart-id.png"],
                        "status/wait blocks: reachable by name, never listed")
         XCTAssertEqual(try control.list("signatures"), [])
         XCTAssertEqual(try control.attributes("status").kind, .directory)
