@@ -1,0 +1,215 @@
+import Foundation
+import TestTools
+import XCTest
+
+/// Runs every marked shell example of README.md and docs/usage.md (the marking is described on
+/// `DocumentationExample` and in CONTRIBUTING.md) against the built `asicfs`, the loopback
+/// TSA/OCSP of contrib/testpki and the Mobile-ID/Smart-ID simulators, each in a fresh folder
+/// with its own HOME and configuration, and fails on a non-zero exit or on output that differs
+/// from what the example shows.
+final class DocumentationExampleTests: CLITestCase {
+    nonisolated(unsafe) static var shared: SharedTestServices!
+    nonisolated(unsafe) static var mobileID: MobileIDSimulator?
+    nonisolated(unsafe) static var smartID: SmartIDSimulator?
+
+    override class func setUp() {
+        shared = SharedTestServices(label: "cli-doc-examples")
+        guard let pki = shared.services?.pki else { return }
+        mobileID = try? MobileIDSimulator.start(pki: pki, folder: shared.folder + "/mobile-id", confirmAfter: 0.1)
+        smartID = try? SmartIDSimulator.start(pki: pki, folder: shared.folder + "/smart-id", confirmAfter: 0.1)
+    }
+
+    override class func tearDown() {
+        mobileID?.stop()
+        smartID?.stop()
+        shared.stop()
+    }
+
+    func testTheExamplesOfTheREADME() throws {
+        try runExamples(of: "README.md", atLeast: 3)
+    }
+
+    func testTheExamplesOfTheUsageGuide() throws {
+        try runExamples(of: "docs/usage.md", atLeast: 10)
+    }
+
+    /// The runner itself: an example whose output or exit status is not the shown one fails,
+    /// and one that is passes (so a runner that compares nothing cannot pass the real ones).
+    func testAnExampleThatDoesNotDoWhatItShowsFails() throws {
+        let page = """
+            <!-- example: files -->
+            ```
+            $ asicfs create c.asice contract.txt
+            created c.asice with 1 data file
+            $ asicfs ls c.asice
+            c.asice: ASiC-E, 1 data file, not signed
+              …  contract.txt
+            $ asicfs ls missing.asice
+            asicfs: …missing.asice…
+            ```
+
+            <!-- example: files -->
+            ```
+            $ asicfs create c.asice contract.txt
+            created c.asice with 2 data files
+            ```
+
+            <!-- example -->
+            ```
+            $ false
+            ```
+
+            <!-- example -->
+            ```sh
+            true
+            false
+            true
+            ```
+            """
+        let examples = try DocumentationExample.parse(page, file: "page.md")
+        XCTAssertEqual(examples.map(\.kind), [.transcript, .transcript, .transcript, .script])
+        XCTAssertEqual(examples.first?.commands.count, 3)
+        XCTAssertEqual(try run(examples[0]), [])
+        XCTAssertEqual(try run(examples[1]).count, 1, "a differing line must fail")
+        XCTAssertEqual(try run(examples[2]).count, 1, "a non-zero exit must fail")
+        XCTAssertEqual(try run(examples[3]).count, 1, "a failing script must fail")
+        XCTAssertThrowsError(try DocumentationExample.parse("<!-- example -->\ntext\n", file: "x.md"))
+        XCTAssertEqual(DocumentationExample.difference(expected: ["a … b"], actual: ["a xyz b"]), nil)
+        XCTAssertNotNil(DocumentationExample.difference(expected: ["a"], actual: ["a", "b"]))
+    }
+
+    // MARK: - Running
+
+    func runExamples(of file: String, atLeast minimum: Int) throws {
+        let text = try String(contentsOf: Self.packageRoot.appendingPathComponent(file), encoding: .utf8)
+        let examples = try DocumentationExample.parse(text, file: file)
+        XCTAssertGreaterThanOrEqual(examples.count, minimum, "\(file): fewer marked examples than expected")
+        for example in examples {
+            for failure in try run(example) {
+                XCTFail("\(example.file):\(example.line): \(failure)")
+            }
+        }
+    }
+
+    /// Runs one example in a folder of its own; returns what went wrong (empty when nothing).
+    func run(_ example: DocumentationExample) throws -> [String] {
+        let folder = root.appendingPathComponent("example-\(example.line)-\(UUID().uuidString.prefix(6))")
+        let home = folder.appendingPathComponent("home"), workFolder = folder.appendingPathComponent("work")
+        try FileManager.default.createDirectory(at: workFolder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { unmountEverything(below: folder.path) }
+        try prepare(example.setups, home: home.path, work: workFolder.path)
+        let environment = [
+            "HOME": home.path, "XDG_CONFIG_HOME": home.path + "/.config", "XDG_CACHE_HOME": home.path + "/.cache",
+            "XDG_RUNTIME_DIR": folder.path + "/run", "LC_ALL": "C.UTF-8",
+            "TZ": "UTC", "PATH": URL(fileURLWithPath: Self.binary).deletingLastPathComponent().path + ":/usr/sbin:/usr/bin:/sbin:/bin",
+        ]
+        try FileManager.default.createDirectory(atPath: folder.path + "/run", withIntermediateDirectories: true)
+        switch example.kind {
+        case .script:
+            let script = try write("script.sh", example.body.joined(separator: "\n") + "\n", in: folder)
+            let result = try runTool("/bin/bash", ["-e", script], in: workFolder, environment: environment, timeout: 120)
+            return result.status == 0 ? [] : ["the script exited with \(result.status): \(result.stdout)\(result.stderr)"]
+        case .transcript:
+            let commands = example.commands
+            var script = ""
+            for (index, command) in commands.enumerated() {
+                script += "{ \(command.line)\n} >'\(folder.path)/\(index).out' 2>&1 </dev/null; echo $? >'\(folder.path)/\(index).status'\n"
+            }
+            let path = try write("transcript.sh", script, in: folder)
+            let result = try runTool("/bin/bash", [path], in: workFolder, environment: environment, timeout: 180)
+            var failures: [String] = []
+            for (index, command) in commands.enumerated() {
+                guard let statusText = try? String(contentsOfFile: "\(folder.path)/\(index).status", encoding: .utf8),
+                      let status = Int(statusText.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                    failures.append("'\(command.line)' did not run (bash: \(result.stderr))")
+                    break
+                }
+                let output = (try? String(contentsOfFile: "\(folder.path)/\(index).out", encoding: .utf8)) ?? ""
+                var lines = output.components(separatedBy: "\n")
+                if lines.last == "" { lines.removeLast() }
+                if command.expectsFailure ? status == 0 : status != 0 {
+                    failures.append("'\(command.line)' exited with \(status)\(command.expectsFailure ? ", but the example shows an error" : ""): \(output)")
+                } else if let difference = DocumentationExample.difference(expected: command.expected, actual: lines) {
+                    failures.append("'\(command.line)' printed what the example does not show (\(difference)); it printed:\n\(output)")
+                }
+            }
+            return failures
+        }
+    }
+
+    // MARK: - Setups
+
+    /// Always: `~/.config/asicfs/config` pointing at the loopback TSA/OCSP (`tsl = none`, the test
+    /// PKI's chain as trust anchors) and at the simulators, `~/testpki` (the PKI, with its
+    /// `passphrase` file) and the signer's `me.p12`/`me.pass` in HOME (`.me.pass` there) and in
+    /// the folder. Named setups add:
+    /// - `files`: the documents the examples use (contract.txt, annex.csv, contract.pdf,
+    ///   annex.xlsx, scan.png, minutes.txt, price-list.csv, offer.pdf, appendices/);
+    /// - `contract`: `files`, and contract.asice made of contract.txt and annex.csv;
+    /// - `signed`: `contract`, signed with the test signer, also as signed.asice.
+    func prepare(_ setups: [String], home: String, work: String) throws {
+        let shared = try XCTUnwrap(Self.shared, "the shared services")
+        let services = try XCTUnwrap(shared.services, shared.failure ?? "the loopback TSA and OCSP did not start")
+        let mid = try XCTUnwrap(Self.mobileID, "the Mobile-ID simulator did not start")
+        let sid = try XCTUnwrap(Self.smartID, "the Smart-ID simulator did not start")
+        let pki = services.pki
+        try write("asicfs/config", """
+            tsa-url = \(services.tsaURL)
+            tsl = none
+            trust-anchors = \(pki.chain)
+            mobile-id.url = \(mid.url)
+            mobile-id.tls-cert = \(mid.tlsCertificate)
+            mobile-id.timeout = 5
+            smart-id.url = \(sid.url)
+            smart-id.tls-cert = \(sid.tlsCertificate)
+            smart-id.timeout = 5
+            notify = no
+
+            """, in: URL(fileURLWithPath: home + "/.config"))
+        try FileManager.default.createSymbolicLink(atPath: home + "/testpki", withDestinationPath: pki.folder)
+        try write("passphrase", TestPKI.passphrase + "\n", in: URL(fileURLWithPath: pki.folder))
+        for folder in [home, work] {
+            try FileManager.default.copyItem(atPath: pki.signerP12, toPath: folder + "/me.p12")
+        }
+        try write(".me.pass", TestPKI.passphrase + "\n", in: URL(fileURLWithPath: home))
+        try write("me.pass", TestPKI.passphrase + "\n", in: URL(fileURLWithPath: work))
+        let workURL = URL(fileURLWithPath: work)
+        let wanted = Set(setups)
+        for unknown in wanted.subtracting(["files", "contract", "signed"]) { throw ExampleError("unknown setup '\(unknown)'") }
+        if !wanted.isDisjoint(with: ["files", "contract", "signed"]) {
+            try write("contract.txt", "This contract is made between Alice and Bob.\n", in: workURL)
+            try write("annex.csv", "item,price\npaper,3\nink,12\n", in: workURL)
+            try write("contract.pdf", "%PDF-1.4\n% a contract\n", in: workURL)
+            try write("annex.xlsx", Data(repeating: 0x50, count: 300), in: workURL)
+            try write("scan.png", Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 7, count: 120), in: workURL)
+            try write("minutes.txt", "Minutes of the meeting.\n", in: workURL)
+            try write("price-list.csv", "item,price\npen,1\n", in: workURL)
+            try write("offer.pdf", "%PDF-1.4\n% an offer\n", in: workURL)
+            try write("appendices/a.txt", "appendix A\n", in: workURL)
+            try write("appendices/b/c.txt", "appendix C\n", in: workURL)
+        }
+        if !wanted.isDisjoint(with: ["contract", "signed"]) {
+            let made = try asicfs(["create", work + "/contract.asice", work + "/contract.txt", work + "/annex.csv"])
+            guard made.status == 0 else { throw ExampleError("setup: create failed: \(made.stderr)") }
+        }
+        if wanted.contains("signed") {
+            let signed = try asicfs(["sign", work + "/contract.asice", "--method", "pkcs12", "file=\(pki.signerP12)",
+                                     "passphrase-file=\(work)/me.pass", "-o", "tsa-url=\(services.tsaURL)", "-o", "tsl=none",
+                                     "-o", "trust-anchors=\(pki.chain)"])
+            guard signed.status == 0 else { throw ExampleError("setup: sign failed: \(signed.stderr)") }
+            try FileManager.default.copyItem(atPath: work + "/contract.asice", toPath: work + "/signed.asice")
+        }
+    }
+
+    /// An example that failed half-way may leave mounts behind: take them away.
+    func unmountEverything(below folder: String) {
+        guard let mounts = try? String(contentsOfFile: "/proc/mounts", encoding: .utf8) else { return }
+        for line in mounts.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 2 else { continue }
+            let point = String(fields[1]).replacingOccurrences(of: "\\040", with: " ")
+            if point.hasPrefix(folder + "/") { _ = try? runTool("/bin/fusermount3", ["-u", "-z", point]) }
+        }
+    }
+}
