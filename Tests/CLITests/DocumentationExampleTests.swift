@@ -98,13 +98,13 @@ final class DocumentationExampleTests: CLITestCase {
         try FileManager.default.createDirectory(at: workFolder, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
         defer { unmountEverything(below: folder.path) }
-        try prepare(example.setups, home: home.path, work: workFolder.path)
         let environment = [
             "HOME": home.path, "XDG_CONFIG_HOME": home.path + "/.config", "XDG_CACHE_HOME": home.path + "/.cache",
             "XDG_RUNTIME_DIR": folder.path + "/run", "LC_ALL": "C.UTF-8",
             "TZ": "UTC", "PATH": URL(fileURLWithPath: Self.binary).deletingLastPathComponent().path + ":/usr/sbin:/usr/bin:/sbin:/bin",
         ]
         try FileManager.default.createDirectory(atPath: folder.path + "/run", withIntermediateDirectories: true)
+        try prepare(example.setups, home: home.path, work: workFolder.path, environment: environment)
         switch example.kind {
         case .script:
             let script = try write("script.sh", example.body.joined(separator: "\n") + "\n", in: folder)
@@ -114,7 +114,9 @@ final class DocumentationExampleTests: CLITestCase {
             let commands = example.commands
             var script = ""
             for (index, command) in commands.enumerated() {
-                script += "{ \(command.line)\n} >'\(folder.path)/\(index).out' 2>&1 </dev/null; echo $? >'\(folder.path)/\(index).status'\n"
+                // The status is kept for the next command's `$?` (an example may show `echo $?`).
+                script += "{ \(command.line)\n} >'\(folder.path)/\(index).out' 2>&1 </dev/null; "
+                    + "status_=$?; echo $status_ >'\(folder.path)/\(index).status'; (exit $status_)\n"
             }
             let path = try write("transcript.sh", script, in: folder)
             let result = try runTool("/bin/bash", [path], in: workFolder, environment: environment, timeout: 180)
@@ -147,8 +149,15 @@ final class DocumentationExampleTests: CLITestCase {
     /// - `files`: the documents the examples use (contract.txt, annex.csv, contract.pdf,
     ///   annex.xlsx, scan.png, minutes.txt, price-list.csv, offer.pdf, appendices/);
     /// - `contract`: `files`, and contract.asice made of contract.txt and annex.csv;
-    /// - `signed`: `contract`, signed with the test signer, also as signed.asice.
-    func prepare(_ setups: [String], home: String, work: String) throws {
+    /// - `scanned`: the same with scan.png as its third file;
+    /// - `pdf`: `files`, and contract.asice made of contract.pdf and annex.xlsx;
+    /// - `signed`: `contract`, signed with the test signer (role Chair, Tartu, EE), also copied
+    ///   to signed.asice and twice.asice;
+    /// - `phone-signed`: `contract`, signed with Mobile-ID (role Chair) and then Smart-ID;
+    /// - `drafts`: unsigned draft.asice, c2.asice and x.asice of contract.txt;
+    /// - `mounted`: `contract` (or `pdf`), mounted on mnt;
+    /// - `root-anchor`: trust-anchors names the test root only, not its issuing CA.
+    func prepare(_ setups: [String], home: String, work: String, environment: [String: String]) throws {
         let shared = try XCTUnwrap(Self.shared, "the shared services")
         let services = try XCTUnwrap(shared.services, shared.failure ?? "the loopback TSA and OCSP did not start")
         let mid = try XCTUnwrap(Self.mobileID, "the Mobile-ID simulator did not start")
@@ -157,7 +166,7 @@ final class DocumentationExampleTests: CLITestCase {
         try write("asicfs/config", """
             tsa-url = \(services.tsaURL)
             tsl = none
-            trust-anchors = \(pki.chain)
+            trust-anchors = \(setups.contains("root-anchor") ? pki.root : pki.chain)
             mobile-id.url = \(mid.url)
             mobile-id.tls-cert = \(mid.tlsCertificate)
             mobile-id.timeout = 5
@@ -176,29 +185,47 @@ final class DocumentationExampleTests: CLITestCase {
         try write("me.pass", TestPKI.passphrase + "\n", in: URL(fileURLWithPath: work))
         let workURL = URL(fileURLWithPath: work)
         let wanted = Set(setups)
-        for unknown in wanted.subtracting(["files", "contract", "signed"]) { throw ExampleError("unknown setup '\(unknown)'") }
-        if !wanted.isDisjoint(with: ["files", "contract", "signed"]) {
-            try write("contract.txt", "This contract is made between Alice and Bob.\n", in: workURL)
-            try write("annex.csv", "item,price\npaper,3\nink,12\n", in: workURL)
+        let known: Set<String> = ["files", "contract", "scanned", "pdf", "signed", "phone-signed", "drafts", "mounted", "root-anchor"]
+        for unknown in wanted.subtracting(known) { throw ExampleError("unknown setup '\(unknown)'") }
+        /// Runs asicfs as the example would: its HOME, its configuration, its folder.
+        func asicfsAsExample(_ arguments: [String]) throws {
+            let result = try runTool(Self.binary, arguments, in: workURL, environment: environment, timeout: 120)
+            guard result.status == 0 else { throw ExampleError("setup: asicfs \(arguments) failed: \(result.stderr)") }
+        }
+        if !wanted.isDisjoint(with: known.subtracting(["root-anchor"])) {
+            // The sizes the examples show: contract.txt 7951 bytes, annex.csv 57, scan.png 28953, minutes.txt 40.
+            let clause = "The parties agree that the goods are delivered within thirty days of the order.\n"
+            try write("contract.txt", String(String(repeating: clause, count: 100).prefix(7950)) + "\n", in: workURL)
+            try write("annex.csv", "item,quantity,price\nconsulting,14,950.00\ntravel,1,310.50\n", in: workURL)
             try write("contract.pdf", "%PDF-1.4\n% a contract\n", in: workURL)
             try write("annex.xlsx", Data(repeating: 0x50, count: 300), in: workURL)
-            try write("scan.png", Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 7, count: 120), in: workURL)
-            try write("minutes.txt", "Minutes of the meeting.\n", in: workURL)
+            try write("scan.png", Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + compressibleBytes(count: 28953 - 8), in: workURL)
+            try write("minutes.txt", "Minutes of the meeting of 2 December.\n\n", in: workURL)
             try write("price-list.csv", "item,price\npen,1\n", in: workURL)
             try write("offer.pdf", "%PDF-1.4\n% an offer\n", in: workURL)
             try write("appendices/a.txt", "appendix A\n", in: workURL)
             try write("appendices/b/c.txt", "appendix C\n", in: workURL)
         }
-        if !wanted.isDisjoint(with: ["contract", "signed"]) {
-            let made = try asicfs(["create", work + "/contract.asice", work + "/contract.txt", work + "/annex.csv"])
-            guard made.status == 0 else { throw ExampleError("setup: create failed: \(made.stderr)") }
+        if wanted.contains("pdf") {
+            try asicfsAsExample(["create", "contract.asice", "contract.pdf", "annex.xlsx"])
+        } else if !wanted.isDisjoint(with: ["contract", "scanned", "signed", "phone-signed", "mounted"]) {
+            try asicfsAsExample(["create", "contract.asice", "contract.txt", "annex.csv"] + (wanted.contains("scanned") ? ["scan.png"] : []))
+        }
+        if wanted.contains("drafts") {
+            for name in ["draft.asice", "c2.asice", "x.asice"] { try asicfsAsExample(["create", name, "contract.txt"]) }
         }
         if wanted.contains("signed") {
-            let signed = try asicfs(["sign", work + "/contract.asice", "--method", "pkcs12", "file=\(pki.signerP12)",
-                                     "passphrase-file=\(work)/me.pass", "-o", "tsa-url=\(services.tsaURL)", "-o", "tsl=none",
-                                     "-o", "trust-anchors=\(pki.chain)"])
-            guard signed.status == 0 else { throw ExampleError("setup: sign failed: \(signed.stderr)") }
-            try FileManager.default.copyItem(atPath: work + "/contract.asice", toPath: work + "/signed.asice")
+            try asicfsAsExample(["sign", "contract.asice", "--method", "pkcs12", "file=me.p12", "passphrase-file=me.pass",
+                                 "role=Chair", "city=Tartu", "country=EE"])
+            for copy in ["signed.asice", "twice.asice"] { try FileManager.default.copyItem(atPath: work + "/contract.asice", toPath: work + "/" + copy) }
+        }
+        if wanted.contains("phone-signed") {
+            try asicfsAsExample(["sign", "contract.asice", "--method", "mobile-id", "phone=+37200000766", "idcode=60001019906", "role=Chair"])
+            try asicfsAsExample(["sign", "contract.asice", "--method", "smart-id", "country=EE", "idcode=30303039914"])
+        }
+        if wanted.contains("mounted") {
+            try FileManager.default.createDirectory(atPath: work + "/mnt", withIntermediateDirectories: true)
+            try asicfsAsExample(["mount", "contract.asice", "mnt"])
         }
     }
 

@@ -110,7 +110,7 @@ struct DocumentationExample {
         let rules: [(String, String)] = [
             (#"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"#, "TIME"),
             (#"\d{4}-\d\d-\d\d \d\d:\d\d"#, "TIME"),
-            (#"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d"#, "TIME"),
+            (#"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d ( \d{4}|\d\d:\d\d)"#, "TIME"),
             (#"127\.0\.0\.1:\d+"#, "127.0.0.1:PORT"),
             (#"verification code: \d{4}"#, "verification code: NNNN"),
         ]
