@@ -107,19 +107,19 @@ final class DocumentationExampleTests: CLITestCase {
         try prepare(example.setups, home: home.path, work: workFolder.path, environment: environment)
         switch example.kind {
         case .script:
-            let script = try write("script.sh", example.body.joined(separator: "\n") + "\n", in: folder)
-            let result = try runTool("/bin/bash", ["-e", script], in: workFolder, environment: environment, timeout: 120)
+            let script = try write("script.sh", "set -e\ncd \(Self.quoted(workFolder.path))\n" + example.body.joined(separator: "\n") + "\n", in: folder)
+            let result = try bash(script, environment: environment, timeout: 120)
             return result.status == 0 ? [] : ["the script exited with \(result.status): \(result.stdout)\(result.stderr)"]
         case .transcript:
             let commands = example.commands
-            var script = ""
+            var script = "cd \(Self.quoted(workFolder.path)) || exit 97\n"
             for (index, command) in commands.enumerated() {
                 // The status is kept for the next command's `$?` (an example may show `echo $?`).
                 script += "{ \(command.line)\n} >'\(folder.path)/\(index).out' 2>&1 </dev/null; "
                     + "status_=$?; echo $status_ >'\(folder.path)/\(index).status'; (exit $status_)\n"
             }
             let path = try write("transcript.sh", script, in: folder)
-            let result = try runTool("/bin/bash", [path], in: workFolder, environment: environment, timeout: 180)
+            let result = try bash(path, environment: environment, timeout: 180)
             var failures: [String] = []
             for (index, command) in commands.enumerated() {
                 guard let statusText = try? String(contentsOfFile: "\(folder.path)/\(index).status", encoding: .utf8),
@@ -147,14 +147,15 @@ final class DocumentationExampleTests: CLITestCase {
     /// `passphrase` file) and the signer's `me.p12`/`me.pass` in HOME (`.me.pass` there) and in
     /// the folder. Named setups add:
     /// - `files`: the documents the examples use (contract.txt, annex.csv, contract.pdf,
-    ///   annex.xlsx, scan.png, minutes.txt, price-list.csv, offer.pdf, appendices/);
+    ///   annex.xlsx, scan.png, minutes.txt, price-list.csv, offer.pdf);
     /// - `contract`: `files`, and contract.asice made of contract.txt and annex.csv;
     /// - `scanned`: the same with scan.png as its third file;
     /// - `pdf`: `files`, and contract.asice made of contract.pdf and annex.xlsx;
     /// - `signed`: `contract`, signed with the test signer (role Chair, Tartu, EE), also copied
     ///   to signed.asice and twice.asice;
+    /// - `changed`: `signed`, and changed.asice, its copy with annex.csv changed;
     /// - `phone-signed`: `contract`, signed with Mobile-ID (role Chair) and then Smart-ID;
-    /// - `drafts`: unsigned draft.asice, c2.asice and x.asice of contract.txt;
+    /// - `drafts`: unsigned draft.asice, c2.asice, x.asice and unsigned.asice of contract.txt;
     /// - `mounted`: `contract` (or `pdf`), mounted on mnt;
     /// - `root-anchor`: trust-anchors names the test root only, not its issuing CA.
     func prepare(_ setups: [String], home: String, work: String, environment: [String: String]) throws {
@@ -185,11 +186,13 @@ final class DocumentationExampleTests: CLITestCase {
         try write("me.pass", TestPKI.passphrase + "\n", in: URL(fileURLWithPath: work))
         let workURL = URL(fileURLWithPath: work)
         let wanted = Set(setups)
-        let known: Set<String> = ["files", "contract", "scanned", "pdf", "signed", "phone-signed", "drafts", "mounted", "root-anchor"]
+        let known: Set<String> = ["files", "contract", "scanned", "pdf", "signed", "changed", "phone-signed", "drafts", "mounted", "root-anchor"]
         for unknown in wanted.subtracting(known) { throw ExampleError("unknown setup '\(unknown)'") }
         /// Runs asicfs as the example would: its HOME, its configuration, its folder.
         func asicfsAsExample(_ arguments: [String]) throws {
-            let result = try runTool(Self.binary, arguments, in: workURL, environment: environment, timeout: 120)
+            let line = "cd \(Self.quoted(work)) && exec \(([Self.binary] + arguments).map(Self.quoted).joined(separator: " "))\n"
+            let result = try bash(try write("setup-\(UUID().uuidString.prefix(8)).sh", line, in: URL(fileURLWithPath: home)),
+                                  environment: environment, timeout: 120)
             guard result.status == 0 else { throw ExampleError("setup: asicfs \(arguments) failed: \(result.stderr)") }
         }
         if !wanted.isDisjoint(with: known.subtracting(["root-anchor"])) {
@@ -200,24 +203,35 @@ final class DocumentationExampleTests: CLITestCase {
             try write("contract.pdf", "%PDF-1.4\n% a contract\n", in: workURL)
             try write("annex.xlsx", Data(repeating: 0x50, count: 300), in: workURL)
             try write("scan.png", Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + compressibleBytes(count: 28953 - 8), in: workURL)
-            try write("minutes.txt", "Minutes of the meeting of 2 December.\n\n", in: workURL)
+            try write("minutes.txt", "Minutes of the board meeting, 2 May 26.\n", in: workURL)
             try write("price-list.csv", "item,price\npen,1\n", in: workURL)
             try write("offer.pdf", "%PDF-1.4\n% an offer\n", in: workURL)
-            try write("appendices/a.txt", "appendix A\n", in: workURL)
-            try write("appendices/b/c.txt", "appendix C\n", in: workURL)
         }
         if wanted.contains("pdf") {
             try asicfsAsExample(["create", "contract.asice", "contract.pdf", "annex.xlsx"])
-        } else if !wanted.isDisjoint(with: ["contract", "scanned", "signed", "phone-signed", "mounted"]) {
+        } else if !wanted.isDisjoint(with: ["contract", "scanned", "signed", "changed", "phone-signed", "mounted"]) {
             try asicfsAsExample(["create", "contract.asice", "contract.txt", "annex.csv"] + (wanted.contains("scanned") ? ["scan.png"] : []))
         }
         if wanted.contains("drafts") {
-            for name in ["draft.asice", "c2.asice", "x.asice"] { try asicfsAsExample(["create", name, "contract.txt"]) }
+            for name in ["draft.asice", "c2.asice", "x.asice", "unsigned.asice"] { try asicfsAsExample(["create", name, "contract.txt"]) }
         }
-        if wanted.contains("signed") {
+        if !wanted.isDisjoint(with: ["signed", "changed"]) {
             try asicfsAsExample(["sign", "contract.asice", "--method", "pkcs12", "file=me.p12", "passphrase-file=me.pass",
                                  "role=Chair", "city=Tartu", "country=EE"])
             for copy in ["signed.asice", "twice.asice"] { try FileManager.default.copyItem(atPath: work + "/contract.asice", toPath: work + "/" + copy) }
+        }
+        if wanted.contains("changed") {
+            // annex.csv changed inside the signed container, as a ZIP tool would (Python's zipfile).
+            let changed = try Shell.python("""
+                import sys, zipfile
+                with zipfile.ZipFile(sys.argv[1]) as old, zipfile.ZipFile(sys.argv[2], "w") as new:
+                    for info in old.infolist():
+                        data = old.read(info)
+                        if info.filename == "annex.csv":
+                            data = data.replace(b"950.00", b"995.00")
+                        new.writestr(info, data)
+                """, [work + "/contract.asice", work + "/changed.asice"])
+            guard changed.status == 0 else { throw ExampleError("setup: changed.asice: \(changed.stderr)") }
         }
         if wanted.contains("phone-signed") {
             try asicfsAsExample(["sign", "contract.asice", "--method", "mobile-id", "phone=+37200000766", "idcode=60001019906", "role=Chair"])
@@ -229,6 +243,26 @@ final class DocumentationExampleTests: CLITestCase {
         }
     }
 
+    static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+    /// Runs a bash script with posix_spawn and waitpid (Foundation's Process can miss the exit
+    /// of a child that forks a daemon, as `asicfs mount` does); killed after `timeout` seconds.
+    func bash(_ script: String, environment: [String: String], timeout: Double) throws -> (status: Int32, stdout: String, stderr: String) {
+        let base = script + ".run"
+        let pid = try Shell.spawn("/bin/bash", [script], stdout: base + ".out", stderr: base + ".err", environment: environment)
+        let timedOut = Locked(false)
+        let watchdog = DispatchWorkItem {
+            timedOut.set(true)
+            kill(pid, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        let status = Shell.wait(pid)
+        watchdog.cancel()
+        if timedOut.get() { XCTFail("\(script) did not finish within \(timeout) s") }
+        return (status, (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? "",
+                (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? "")
+    }
+
     /// An example that failed half-way may leave mounts behind: take them away.
     func unmountEverything(below folder: String) {
         guard let mounts = try? String(contentsOfFile: "/proc/mounts", encoding: .utf8) else { return }
@@ -236,7 +270,7 @@ final class DocumentationExampleTests: CLITestCase {
             let fields = line.split(separator: " ")
             guard fields.count > 2 else { continue }
             let point = String(fields[1]).replacingOccurrences(of: "\\040", with: " ")
-            if point.hasPrefix(folder + "/") { _ = try? runTool("/bin/fusermount3", ["-u", "-z", point]) }
+            if point.hasPrefix(folder + "/") { _ = try? Shell.run("/bin/fusermount3", ["-u", "-z", point]) }
         }
     }
 }

@@ -10,8 +10,8 @@ import Foundation
 /// - A ```` ``` ```` or ```` ```console ```` block is a transcript: each `$ ` line is a command
 ///   and the lines up to the next `$ ` line are what it prints (stdout and stderr together).
 ///   A command whose shown output has a line starting with `asicfs: `, `failed: ` or the
-///   command's own name and `: ` (`rm: cannot remove …`) must exit non-zero; every other
-///   command must exit 0.
+///   command's own name and `: ` (`rm: cannot remove …`), or the line `Result: INDETERMINATE`
+///   or `Result: INVALID`, must exit non-zero; every other command must exit 0.
 /// Examples that need a real ID-card, a phone or an outside service stay unmarked.
 struct DocumentationExample {
     enum Kind: Equatable { case script, transcript }
@@ -23,7 +23,10 @@ struct DocumentationExample {
         /// Whether the shown output says the command fails.
         var expectsFailure: Bool {
             let name = line.split(separator: " ").first.map { String($0) + ": " } ?? "asicfs: "
-            return expected.contains { $0.hasPrefix("asicfs: ") || $0.hasPrefix("failed: ") || $0.hasPrefix(name) }
+            return expected.contains {
+                $0.hasPrefix("asicfs: ") || $0.hasPrefix("failed: ") || $0.hasPrefix(name)
+                    || $0 == "Result: INDETERMINATE" || $0 == "Result: INVALID"
+            }
         }
     }
 
@@ -92,15 +95,23 @@ struct DocumentationExample {
 
     /// What differs between the shown output and the printed one, or nil when they agree.
     /// Compared line by line after `normalized`; `…` in a shown line stands for any text.
+    /// A shown line that is only `…` (indented or not) stands for any number of lines.
     static func difference(expected: [String], actual: [String]) -> String? {
         let shown = expected.map(normalized), printed = actual.map(normalized)
-        for index in 0..<max(shown.count, printed.count) {
-            let want = index < shown.count ? shown[index] : nil
-            let got = index < printed.count ? printed[index] : nil
-            if let want, let got, matches(want, got) { continue }
-            return "line \(index + 1): shown \(want.map { "'\($0)'" } ?? "nothing"), printed \(got.map { "'\($0)'" } ?? "nothing")"
+        var firstMismatch: (shown: Int, printed: Int)?
+        /// Whether shown[i...] matches printed[j...]; remembers the furthest mismatch for the message.
+        func match(_ i: Int, _ j: Int) -> Bool {
+            if i == shown.count { if j == printed.count { return true } } else if shown[i].trimmingCharacters(in: .whitespaces) == "…" {
+                return (j...printed.count).contains { match(i + 1, $0) }
+            } else if j < printed.count, matches(shown[i], printed[j]) {
+                return match(i + 1, j + 1)
+            }
+            if firstMismatch.map({ j > $0.printed }) ?? true { firstMismatch = (i, j) }
+            return false
         }
-        return nil
+        guard !match(0, 0), let (i, j) = firstMismatch else { return nil }
+        let want = i < shown.count ? "'\(shown[i])'" : "nothing", got = j < printed.count ? "'\(printed[j])'" : "nothing"
+        return "line \(j + 1): shown \(want), printed \(got)"
     }
 
     /// What changes from run to run is made the same on both sides: times and dates, loopback
@@ -113,6 +124,7 @@ struct DocumentationExample {
             (#"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d ( \d{4}|\d\d:\d\d)"#, "TIME"),
             (#"127\.0\.0\.1:\d+"#, "127.0.0.1:PORT"),
             (#"verification code: \d{4}"#, "verification code: NNNN"),
+            (#"the code \d{4}"#, "the code NNNN"),
         ]
         for (pattern, replacement) in rules {
             text = text.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
