@@ -3,7 +3,7 @@ import TestTools
 import XCTest
 
 /// Runs every marked shell example of README.md and docs/usage.md (the marking is described on
-/// `DocumentationExample` and in CONTRIBUTING.md) against the built `asicfs`, the loopback
+/// `DocumentationExample`) against the built `asicfs`, the loopback
 /// TSA/OCSP of contrib/testpki and the Mobile-ID/Smart-ID simulators, each in a fresh folder
 /// with its own HOME and configuration, and fails on a non-zero exit or on output that differs
 /// from what the example shows.
@@ -147,7 +147,7 @@ final class DocumentationExampleTests: CLITestCase {
     /// `passphrase` file) and the signer's `me.p12`/`me.pass` in HOME (`.me.pass` there) and in
     /// the folder. Named setups add:
     /// - `files`: the documents the examples use (contract.txt, annex.csv, contract.pdf,
-    ///   annex.xlsx, scan.png, minutes.txt, price-list.csv, offer.pdf);
+    ///   annex.xlsx, scan.png, minutes.txt, price-list.csv, offer.pdf, c2.conf);
     /// - `contract`: `files`, and contract.asice made of contract.txt and annex.csv;
     /// - `scanned`: the same with scan.png as its third file;
     /// - `pdf`: `files`, and contract.asice made of contract.pdf and annex.xlsx;
@@ -206,6 +206,7 @@ final class DocumentationExampleTests: CLITestCase {
             try write("minutes.txt", "Minutes of the board meeting, 2 May 26.\n", in: workURL)
             try write("price-list.csv", "item,price\npen,1\n", in: workURL)
             try write("offer.pdf", "%PDF-1.4\n% an offer\n", in: workURL)
+            try write("c2.conf", "profile = LT # the default\n", in: workURL)
         }
         if wanted.contains("pdf") {
             try asicfsAsExample(["create", "contract.asice", "contract.pdf", "annex.xlsx"])
