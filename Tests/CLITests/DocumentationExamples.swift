@@ -128,6 +128,7 @@ struct DocumentationExample {
             (#"127\.0\.0\.1:\d+"#, "127.0.0.1:PORT"),
             (#"verification code: \d{4}"#, "verification code: NNNN"),
             (#"the code \d{4}"#, "the code NNNN"),
+            (#""verification_code":"\d{4}""#, #""verification_code":"NNNN""#),
         ]
         for (pattern, replacement) in rules {
             text = text.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
