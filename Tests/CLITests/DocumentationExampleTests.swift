@@ -157,26 +157,30 @@ final class DocumentationExampleTests: CLITestCase {
     /// - `phone-signed`: `contract`, signed with Mobile-ID (role Chair) and then Smart-ID;
     /// - `drafts`: unsigned draft.asice, c2.asice, x.asice and unsigned.asice of contract.txt;
     /// - `mounted`: `contract` (or `pdf`), mounted on mnt;
-    /// - `root-anchor`: trust-anchors names the test root only, not its issuing CA.
+    /// - `root-anchor`: trust-anchors names the test root only, not its issuing CA;
+    /// - `no-phones`: the configuration names no Mobile-ID or Smart-ID service.
     func prepare(_ setups: [String], home: String, work: String, environment: [String: String]) throws {
         let shared = try XCTUnwrap(Self.shared, "the shared services")
         let services = try XCTUnwrap(shared.services, shared.failure ?? "the loopback TSA and OCSP did not start")
         let mid = try XCTUnwrap(Self.mobileID, "the Mobile-ID simulator did not start")
         let sid = try XCTUnwrap(Self.smartID, "the Smart-ID simulator did not start")
         let pki = services.pki
-        try write("asicfs/config", """
-            tsa-url = \(services.tsaURL)
-            tsl = none
-            trust-anchors = \(setups.contains("root-anchor") ? pki.root : pki.chain)
+        let phones = setups.contains("no-phones") ? "" : """
             mobile-id.url = \(mid.url)
             mobile-id.tls-cert = \(mid.tlsCertificate)
             mobile-id.timeout = 5
             smart-id.url = \(sid.url)
             smart-id.tls-cert = \(sid.tlsCertificate)
             smart-id.timeout = 5
+
+            """
+        try write("asicfs/config", """
+            tsa-url = \(services.tsaURL)
+            tsl = none
+            trust-anchors = \(setups.contains("root-anchor") ? pki.root : pki.chain)
             notify = no
 
-            """, in: URL(fileURLWithPath: home + "/.config"))
+            """ + phones, in: URL(fileURLWithPath: home + "/.config"))
         try FileManager.default.createSymbolicLink(atPath: home + "/testpki", withDestinationPath: pki.folder)
         try write("passphrase", TestPKI.passphrase + "\n", in: URL(fileURLWithPath: pki.folder))
         for folder in [home, work] {
@@ -186,7 +190,7 @@ final class DocumentationExampleTests: CLITestCase {
         try write("me.pass", TestPKI.passphrase + "\n", in: URL(fileURLWithPath: work))
         let workURL = URL(fileURLWithPath: work)
         let wanted = Set(setups)
-        let known: Set<String> = ["files", "contract", "scanned", "pdf", "signed", "changed", "phone-signed", "drafts", "mounted", "root-anchor"]
+        let known: Set<String> = ["files", "contract", "scanned", "pdf", "signed", "changed", "phone-signed", "drafts", "mounted", "root-anchor", "no-phones"]
         for unknown in wanted.subtracting(known) { throw ExampleError("unknown setup '\(unknown)'") }
         /// Runs asicfs as the example would: its HOME, its configuration, its folder.
         func asicfsAsExample(_ arguments: [String]) throws {
@@ -195,7 +199,7 @@ final class DocumentationExampleTests: CLITestCase {
                                   environment: environment, timeout: 120)
             guard result.status == 0 else { throw ExampleError("setup: asicfs \(arguments) failed: \(result.stderr)") }
         }
-        if !wanted.isDisjoint(with: known.subtracting(["root-anchor"])) {
+        if !wanted.isDisjoint(with: known.subtracting(["root-anchor", "no-phones"])) {
             // The sizes the examples show: contract.txt 7951 bytes, annex.csv 57, scan.png 28953, minutes.txt 40.
             let clause = "The parties agree that the goods are delivered within thirty days of the order.\n"
             try write("contract.txt", String(String(repeating: clause, count: 100).prefix(7950)) + "\n", in: workURL)
