@@ -97,7 +97,7 @@ public struct ContainerEdit {
     private var index: NameIndex?
 
     /// Deflate level for new data files, in zlib's numbers (1–9; ISA-L serves them, see
-    /// `DeflateLevel`); nil picks per file (see `automaticLevel`).
+    /// `DeflateLevel`); nil is `automaticLevel`, zlib's 6 for every file.
     public var compressionLevel: Int32? = nil
 
     /// zlib's default level 6 for every size: ISA-L serves it (its level 3) about eight times

@@ -12,7 +12,7 @@ let signCommand = Command(
     summary: "add a signature (XAdES LT: time-stamp and OCSP)",
     details: """
     The parameters are the ones the control files of a mount take (see asicfs(1)):
-    \(SigningMethod.allCases.map { "  " + $0.usage.split(separator: "\n")[0] }.joined(separator: "\n"))
+    \(SigningMethod.allCases.map { "  " + $0.commandLineUsage.split(separator: "\n")[0] }.joined(separator: "\n"))
     Every method also takes role= (repeatable), city=, state=, postal-code= and country=
     (signer role and production place), except that smart-id's country= is the person's
     country (EE, LV or LT), not a place.

@@ -399,7 +399,8 @@ final class ControlFolder: @unchecked Sendable {
                          CSC API: settings remote.url, remote.tls-cert and the
                          other remote.* ones); without it the account's only
                          credential; a PIN is asked by pinentry
-                         status/last-error says so)
+                         (pin-fd=N is for the command line only: a mount
+                         refuses it, EINVAL)
                          every method also takes role=... city=... state=...
                          postal-code=... country=... (signer role and production
                          place; for smart-id, country= is the person's country)

@@ -1,6 +1,7 @@
-// The FUSE adaptor: the only file that sees libfuse. It turns kernel requests into calls on a
-// `MountSource` (one container, or browse mode's folder tree) and every Swift error into an
-// errno (`FileSystemError.from`).
+// The FUSE adaptor: libfuse's operation table (mounting, libfuse's argv, the option check and
+// the /dev/fuse reader live in Mount, FuseArgv, FuseOptionCheck and FuseReader). It turns
+// kernel requests into calls on a `MountSource` (one container, or browse mode's folder tree)
+// and every Swift error into an errno (`FileSystemError.from`).
 //
 // How the kernel caches, and what we tell it:
 // - Attributes and directory entries are cached for one second (attr_timeout, entry_timeout);

@@ -61,12 +61,27 @@ public enum SigningMethod: String, CaseIterable, Sendable {
     /// Parameters besides the common role and place ones.
     public var parameterKeys: Set<String> { factory.parameterKeys }
 
-    /// What reading `.asicfs/sign/<method>` shows, and `asicfs sign --help` lists.
+    /// What `asicfs sign --help` lists: every parameter, `pin-fd=` included.
+    public var commandLineUsage: String { "\(rawValue): \(factory.usage)\n\(commonUsage)\n" }
+
+    /// What reading `.asicfs/sign/<method>` shows. A mount refuses `pin-fd=` (the daemon holds
+    /// none of the writer's descriptors), so it is left out and a line says who asks instead.
     public var usage: String {
-        // Smart-ID's country= is the person's country, so the production place has none there.
-        let common = self == .smartID ? "optional: role=... city=... state=... postal-code=... (signer role and production place)"
+        guard parameterKeys.contains("pin-fd") else { return commandLineUsage }
+        var lines = factory.usage.replacingOccurrences(of: " [pin-fd=N]", with: "")
+            .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.last == "" { lines.removeLast() }
+        let secret = self == .idCard ? "PIN2" : "the PIN"
+        let asks = self == .remote ? "pinentry asks (setting pinentry)"
+            : "pinentry asks (setting pinentry), else the reader's PIN pad"
+        lines.insert("\(secret): \(asks); pin-fd=N works on the command line only", at: 1)
+        return "\(rawValue): \(lines.joined(separator: "\n"))\n\(commonUsage)\n"
+    }
+
+    /// Smart-ID's country= is the person's country, so the production place has none there.
+    private var commonUsage: String {
+        self == .smartID ? "optional: role=... city=... state=... postal-code=... (signer role and production place)"
             : "optional: role=... city=... state=... postal-code=... country=... (signer role and production place)"
-        return "\(rawValue): \(factory.usage)\n\(common)\n"
     }
 
     /// Checks the parameters of a control-file line (nothing is read or sent yet): their names,

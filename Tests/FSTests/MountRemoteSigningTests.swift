@@ -55,7 +55,7 @@ final class MountRemoteSigningTests: XCTestCase {
         try fixture.mount(try settings())
         let m = fixture.mountpoint
 
-        XCTAssertTrue(try text(m + "/.asicfs/sign/remote").hasPrefix("remote: [credential=ID] [pin-fd=N]"))
+        XCTAssertTrue(try text(m + "/.asicfs/sign/remote").hasPrefix("remote: [credential=ID]  (the service: "))
         // Several credentials and none chosen: EINVAL, and last-error lists them; nothing starts.
         let several = try bash("echo '' > '\(m)/.asicfs/sign/remote'")
         XCTAssertTrue(several.stderr.contains("Invalid argument"), several.stderr)

@@ -237,7 +237,16 @@ final class MountSigningTests: XCTestCase {
                        ["id-card", "mobile-id", "pkcs11", "pkcs12", "remote", "smart-id"])
         let usage = try text(m + "/.asicfs/sign/pkcs12")
         XCTAssertTrue(usage.hasPrefix("pkcs12: file=PATH [passphrase-file=PATH]\nexample: echo "), usage)
-        XCTAssertTrue(try text(m + "/.asicfs/sign/id-card").hasPrefix("id-card: [reader=NAME] [can=DIGITS] [pin-fd=N]\n"))
+        // A mount refuses pin-fd= (below), so its control files do not offer it and say who asks instead.
+        let idCard = try text(m + "/.asicfs/sign/id-card")
+        XCTAssertTrue(idCard.hasPrefix("id-card: [reader=NAME] [can=DIGITS]\nPIN2: pinentry asks (setting pinentry), else the reader's PIN pad; pin-fd=N works on the command line only\n"), idCard)
+        // The README's remote entry once ended in a dangling "status/last-error says so)" line.
+        let readme = try text(m + "/.asicfs/README")
+        XCTAssertFalse(readme.contains("pinentry\n                     status/last-error says so)"), readme)
+        XCTAssertTrue(readme.contains("(pin-fd=N is for the command line only: a mount\n"), readme)
+        for method in ["id-card", "pkcs11", "remote"] {
+            XCTAssertFalse(try text(m + "/.asicfs/sign/" + method).contains("[pin-fd=N]"), method)
+        }
         XCTAssertTrue(try text(m + "/.asicfs/sign/mobile-id").hasPrefix("mobile-id: phone=+372"))
 
         let p12 = try services.pki.signerP12
