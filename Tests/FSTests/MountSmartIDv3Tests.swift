@@ -127,19 +127,10 @@ final class MountSmartIDv3Tests: XCTestCase {
 
     /// Where a desktop session is present, a notification says where the QR code to scan is.
     func testTheDesktopNotificationSaysWhereTheQRCodeIs() throws {
-        // A notify-send that records what it was asked to show.
-        let bin = Self.shared.folder + "/bin-\(UUID().uuidString.prefix(6))"
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        let notified = bin + "/notified"
-        try writeFile(Array("#!/bin/sh\nprintf '%s\\n' \"$@\" >> '\(notified)'\n".utf8), bin + "/notify-send")
-        chmod(bin + "/notify-send", 0o755)
-        let savedPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        setenv("PATH", bin + ":" + savedPath, 1)
-        setenv("DISPLAY", ":99", 1)
-        defer {
-            setenv("PATH", savedPath, 1)
-            unsetenv("DISPLAY")
-        }
+        // A desktop session with a notify-send that records what it was asked to show.
+        let desktop = try RecordingNotifySend(in: Self.shared.folder)
+        defer { desktop.restore() }
+        let notified = desktop.notified
         let fixture = try mounted(notify: true)
         try request(fixture, "qr=yes")
         XCTAssertNotNil(try deviceLink(fixture))

@@ -149,6 +149,17 @@ class JSONHandler(http.server.BaseHTTPRequestHandler):
     do_PUT = do_DELETE = do_PATCH = refuse_method
 
 
+def settle(session, complete, lock):
+    """The session's end result, made once: `complete` runs outside the lock (the first use of an
+    account makes its key and certificate), and the first result stored wins."""
+    if session.status is None:
+        result = complete(session)
+        with lock:
+            if session.status is None:
+                session.status = result
+    return session.status
+
+
 def serve(handler_class, folder, port, exit_with_parent=False):
     """Serves HTTPS on 127.0.0.1:port (0 = any free port) with the folder's self-signed certificate;
     prints "PORT n" and "CERT path" once listening."""

@@ -268,13 +268,7 @@ class Service:
             time.sleep(wait if session.ready_at is None else min(wait, session.ready_at - now))
         if session.ready_at is None or session.ready_at > time.monotonic():
             return 200, {"state": "RUNNING"}
-        if session.status is None:
-            # Made outside the lock: the first use of an account makes its key and certificate.
-            result = self.complete(session)
-            with self.lock:
-                if session.status is None:
-                    session.status = result
-        return session.status
+        return simcommon.settle(session, self.complete, self.lock)
 
     def complete(self, session):
         account, kind = session.account, session.kind

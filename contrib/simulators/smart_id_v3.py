@@ -21,6 +21,8 @@ import threading
 import time
 import urllib.parse
 
+import simcommon  # the folder is on sys.path: smart_id_simulator.py imports this module
+
 PSS_HASHES = {"SHA-256": ("sha256", 32), "SHA-384": ("sha384", 48), "SHA-512": ("sha512", 64),
               "SHA3-256": ("sha3-256", 32), "SHA3-384": ("sha3-384", 48), "SHA3-512": ("sha3-512", 64)}
 PKCS1 = {"sha256WithRSAEncryption": ("sha256", 32), "sha384WithRSAEncryption": ("sha384", 48),
@@ -315,12 +317,7 @@ class ServiceV3:
             time.sleep(0.05 if session.ready_at is None else min(0.05, max(0, session.ready_at - time.monotonic())))
         if session.ready_at is None or session.ready_at > time.monotonic():
             return 200, {"state": "RUNNING"}
-        if session.status is None:
-            result = self.complete(session)
-            with self.lock:
-                if session.status is None:
-                    session.status = result
-        return session.status
+        return simcommon.settle(session, self.complete, self.lock)
 
     def complete(self, session):
         account, kind = session.account, session.kind
