@@ -1,0 +1,248 @@
+import CDOC
+import Crypto
+import Foundation
+import TestTools
+import XCTest
+
+/// `asicfs mount` of an encrypted container (CDOC2, CDOC 1.1), told by content: only `.asicfs`
+/// until a request to `.asicfs/decrypt/<method>` decrypts it, then its files, read-only; the
+/// decrypted bytes never on disk readable; unmounting removes the spool.
+final class EncryptedMountTests: XCTestCase {
+    /// A file made on the fly (never on disk in the clear): `size` bytes of a pattern, with
+    /// `marker` at `markerOffset`.
+    final class PatternSource: PlainFileSource {
+        let name: String
+        let size: Int64
+        private let marker: [UInt8]
+        private let markerOffset: Int64
+        private var offset: Int64 = 0
+
+        init(_ name: String, size: Int64, marker: String = "", markerOffset: Int64 = 0) {
+            self.name = name
+            self.size = size
+            self.marker = Array(marker.utf8)
+            self.markerOffset = markerOffset
+        }
+
+        static func byte(_ position: Int64, marker: [UInt8], markerOffset: Int64) -> UInt8 {
+            if position >= markerOffset, position - markerOffset < Int64(marker.count) { return marker[Int(position - markerOffset)] }
+            return UInt8(truncatingIfNeeded: position &* 7 &+ position >> 9)
+        }
+
+        func bytes(at position: Int64, count: Int) -> [UInt8] {
+            (0..<Int64(count)).map { Self.byte(position + $0, marker: marker, markerOffset: markerOffset) }
+        }
+
+        func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            let count = Int(min(Int64(buffer.count), size - offset))
+            for index in 0..<count { buffer[index] = Self.byte(offset + Int64(index), marker: marker, markerOffset: markerOffset) }
+            offset += Int64(count)
+            return count
+        }
+    }
+
+    final class TextSource: PlainFileSource {
+        let name: String
+        let bytes: [UInt8]
+        private var offset = 0
+        init(_ name: String, _ text: String) {
+            self.name = name
+            bytes = Array(text.utf8)
+        }
+        var size: Int64 { Int64(bytes.count) }
+        func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            let count = min(buffer.count, bytes.count - offset)
+            for index in 0..<count { buffer[index] = bytes[offset + index] }
+            offset += count
+            return count
+        }
+    }
+
+    /// Writes an encrypted container with the project's writers.
+    private func encrypt(_ path: String, _ format: EncryptedFormat, _ files: [PlainFileSource], for recipients: [RecipientSpec]) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        XCTAssertGreaterThanOrEqual(descriptor, 0)
+        defer { close(descriptor) }
+        try EncryptedContainer.writer(for: format).write(files: files, for: recipients, to: descriptor)
+    }
+
+    /// A CDOC2 at `path` for a random symmetric key, whose base64 goes to `keyFile`.
+    private func makeSymmetric(_ path: String, keyFile: String, label: String = "letter key", files: [PlainFileSource]) throws {
+        let key = try SecureRandom.bytes(32)
+        try Data((Data(key).base64EncodedString() + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
+        try encrypt(path, .cdoc2, files, for: [.symmetricKey(SecretBytes(key), label: label)])
+    }
+
+    /// Writes a request line to a control file, as `echo … > FILE` does; the errno of a refused write.
+    @discardableResult
+    private func request(_ path: String, _ line: String) -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_TRUNC)
+        guard descriptor >= 0 else { return errno }
+        defer { close(descriptor) }
+        let bytes = Array(line.utf8)
+        return write(descriptor, bytes, bytes.count) == bytes.count ? 0 : errno
+    }
+
+    /// status/current once the decryption has ended ("done: …" or "failed: …").
+    private func outcome(_ fixture: MountFixture, timeout: TimeInterval = 60) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let text = try String(contentsOfFile: fixture.path(".asicfs/status/current"), encoding: .utf8)
+            if text.hasPrefix("done:") || text.hasPrefix("failed:") || Date() > deadline { return text }
+            usleep(20_000)
+        }
+    }
+
+    private func spoolFolders(_ fixture: MountFixture) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: fixture.folder)) ?? []).filter { $0.contains(".asicfs-spool-") }
+    }
+
+    private func names(_ folder: String) throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: folder).sorted() }
+
+    // MARK: - Tests
+
+    func testCDOC2NamedCdocShowsOnlyControlFolderUntilDecryptedThenReadOnlyFiles() throws {
+        let fixture = try MountFixture(self)
+        let container = fixture.folder + "/letter.cdoc"  // CDOC2 content under the CDOC 1.x name: told by content
+        let keyFile = fixture.folder + "/key.b64"
+        try makeSymmetric(container, keyFile: keyFile, label: "bad\u{1b}[31mlabel",
+                          files: [TextSource("a.txt", "first letter\n"), TextSource("b.txt", "second\n")])
+        try fixture.mount(container: container)
+
+        XCTAssertEqual(try names(fixture.mountpoint), [".asicfs"])
+        XCTAssertEqual(try names(fixture.path(".asicfs")), ["README", "decrypt", "status"])
+        XCTAssertEqual(try names(fixture.path(".asicfs/decrypt")), ["id-card", "key", "password", "pkcs11", "pkcs12", "secret"])
+        let recipients = try String(contentsOfFile: fixture.path(".asicfs/status/recipients"), encoding: .utf8)
+        XCTAssertTrue(recipients.hasPrefix("format: CDOC2\nsymmetric-key: bad"), recipients)
+        XCTAssertFalse(recipients.contains("\u{1b}"), "a control character in a label is never printed raw: \(recipients)")
+        XCTAssertEqual(try String(contentsOfFile: fixture.path(".asicfs/status/current"), encoding: .utf8), "idle\n")
+        XCTAssertTrue(try String(contentsOfFile: fixture.path(".asicfs/README"), encoding: .utf8).contains("decrypt/"))
+
+        // Bad requests fail the write that makes them, and last-error says why.
+        XCTAssertEqual(request(fixture.path(".asicfs/decrypt/secret"), "secret-file=\(keyFile) colour=red\n"), EINVAL)
+        XCTAssertTrue(try String(contentsOfFile: fixture.path(".asicfs/status/last-error"), encoding: .utf8).contains("colour"))
+        XCTAssertEqual(request(fixture.path(".asicfs/decrypt/secret"), "secret-file=key.b64\n"), EINVAL)
+        XCTAssertTrue(try String(contentsOfFile: fixture.path(".asicfs/status/last-error"), encoding: .utf8).contains("absolute path"))
+        XCTAssertEqual(try names(fixture.mountpoint), [".asicfs"])
+
+        XCTAssertEqual(request(fixture.path(".asicfs/decrypt/secret"), "secret-file=\(keyFile)\n"), 0)
+        XCTAssertEqual(try outcome(fixture), "done: decrypted 2 files with secret\n")
+        XCTAssertEqual(try names(fixture.mountpoint), [".asicfs", "a.txt", "b.txt"])
+        XCTAssertEqual(try String(contentsOfFile: fixture.path("a.txt"), encoding: .utf8), "first letter\n")
+        XCTAssertEqual(try String(contentsOfFile: fixture.path("b.txt"), encoding: .utf8), "second\n")
+        var status = stat()
+        XCTAssertEqual(stat(fixture.path("a.txt"), &status), 0)
+        XCTAssertEqual(status.st_mode & 0o7777, 0o444)
+        XCTAssertEqual(status.st_uid, getuid(), "the files belong to the mounter")
+
+        // Read-only: no change is possible (root is not stopped by the mode: the mount refuses).
+        XCTAssertEqual(open(fixture.path("a.txt"), O_WRONLY), -1)
+        XCTAssertEqual(errno, EROFS)
+        XCTAssertEqual(open(fixture.path("new.txt"), O_WRONLY | O_CREAT, 0o644), -1)
+        XCTAssertEqual(errno, EROFS)
+        XCTAssertEqual(unlink(fixture.path("a.txt")), -1)
+        XCTAssertEqual(errno, EROFS)
+        XCTAssertEqual(mkdir(fixture.path("folder"), 0o755), -1)
+        XCTAssertEqual(errno, EROFS)
+        XCTAssertEqual(rename(fixture.path("a.txt"), fixture.path("c.txt")), -1)
+        XCTAssertEqual(errno, EROFS)
+        XCTAssertEqual(unlink(fixture.path(".asicfs/README")), -1)
+        XCTAssertEqual(errno, EPERM)
+        // Decrypted once: a second request is refused.
+        XCTAssertEqual(request(fixture.path(".asicfs/decrypt/secret"), "secret-file=\(keyFile)\n"), EBUSY)
+
+        XCTAssertEqual(spoolFolders(fixture).count, 1, "the decrypted files are in the spool")
+        try fixture.unmount()
+        XCTAssertEqual(spoolFolders(fixture), [], "unmounting removes the spool")
+        XCTAssertEqual(try names(fixture.folder).filter { !["mnt", "key.b64", "letter.cdoc"].contains($0) }, [])
+    }
+
+    func testCDOC11WithAnECKeyFileAndAFailedAttemptFirst() throws {
+        let fixture = try MountFixture(self)
+        let key = fixture.folder + "/key.pem", certificate = fixture.folder + "/cert.pem"
+        let made = try Shell.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                      "-keyout", key, "-out", certificate, "-subj", "/CN=Mari Maasikas/C=EE", "-days", "2"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let other = fixture.folder + "/other.pem"
+        XCTAssertEqual(try Shell.run("/usr/bin/openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", other]).status, 0)
+        let pem = try XCTUnwrap(FileManager.default.contents(atPath: certificate))
+        let recipient = try XCTUnwrap(Certificate.all(pem: Array(pem)).first)
+        let container = fixture.folder + "/letter.cdoc"
+        try encrypt(container, .cdoc11, [TextSource("letter.txt", "tere\n")], for: [.certificate(recipient)])
+        try fixture.mount(container: container)
+
+        let recipients = try String(contentsOfFile: fixture.path(".asicfs/status/recipients"), encoding: .utf8)
+        XCTAssertTrue(recipients.hasPrefix("format: CDOC 1.1\nec-certificate: "), recipients)
+        XCTAssertTrue(recipients.contains("Mari Maasikas"), recipients)
+
+        // The wrong key: the decryption fails, says why, and leaves nothing; then the right one.
+        XCTAssertEqual(request(fixture.path(".asicfs/decrypt/key"), "key-file=\(other)\n"), 0)
+        XCTAssertTrue(try outcome(fixture).hasPrefix("failed: decrypting with key failed: "))
+        XCTAssertTrue(try String(contentsOfFile: fixture.path(".asicfs/status/last-error"), encoding: .utf8).hasPrefix("decrypting with key failed"))
+        XCTAssertEqual(try names(fixture.mountpoint), [".asicfs"])
+        XCTAssertEqual(request(fixture.path(".asicfs/decrypt/key"), "key-file=\(key)\n"), 0)
+        XCTAssertEqual(try outcome(fixture), "done: decrypted 1 file with key\n")
+        XCTAssertEqual(try String(contentsOfFile: fixture.path("letter.txt"), encoding: .utf8), "tere\n")
+        try fixture.unmount()
+        XCTAssertEqual(spoolFolders(fixture), [])
+    }
+
+    /// Requirement: a marker in a decrypted 50 MB file is found nowhere on disk after reading it
+    /// through the mount: not under the container's folder (where the spool is), $TMPDIR, /tmp,
+    /// /var/tmp or the runtime folder. The scan looks at files changed since the test began
+    /// (a leak is written during it), on those file systems only (-xdev: not into FUSE mounts);
+    /// a plaintext file planted in the spool folder shows the scan finds what is there.
+    func testMarkerOfADecrypted50MBFileIsNowhereOnDisk() throws {
+        let fixture = try MountFixture(self)
+        let stamp = fixture.folder + "/stamp"
+        XCTAssertTrue(FileManager.default.createFile(atPath: stamp, contents: Data()))
+        let marker = "asicfs-plaintext-marker-" + UUID().uuidString
+        let size: Int64 = 50 << 20, markerOffset: Int64 = 25 << 20 + 12_345
+        let container = fixture.folder + "/big.cdoc2"
+        let keyFile = fixture.folder + "/key.b64"
+        try makeSymmetric(container, keyFile: keyFile, files: [PatternSource("big.bin", size: size, marker: marker, markerOffset: markerOffset)])
+        try fixture.mount(container: container)
+        XCTAssertEqual(request(fixture.path(".asicfs/decrypt/secret"), "secret-file=\(keyFile)\n"), 0)
+        XCTAssertEqual(try outcome(fixture, timeout: 120), "done: decrypted 1 file with secret\n")
+
+        // Read through the mount, all of it, and compare.
+        let expected = PatternSource("big.bin", size: size, marker: marker, markerOffset: markerOffset)
+        let handle = try XCTUnwrap(FileHandle(forReadingAtPath: fixture.path("big.bin")))
+        var position: Int64 = 0
+        while true {
+            let chunk = [UInt8](handle.readData(ofLength: 1 << 20))
+            if chunk.isEmpty { break }
+            guard chunk == expected.bytes(at: position, count: chunk.count) else { return XCTFail("different bytes at \(position)") }
+            position += Int64(chunk.count)
+        }
+        try handle.close()
+        XCTAssertEqual(position, size)
+
+        let spools = spoolFolders(fixture)
+        XCTAssertEqual(spools.count, 1)
+        let spool = fixture.folder + "/" + spools[0]
+        let spoolBytes = try names(spool).reduce(Int64(0)) { total, name in
+            total + ((try FileManager.default.attributesOfItem(atPath: spool + "/" + name)[.size] as? Int64) ?? 0)
+        }
+        XCTAssertEqual(spoolBytes, size, "the decrypted file is in the spool (encrypted)")
+
+        let runtime = (ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp") + "/asicfs-\(getuid())"
+        let places = [fixture.folder, spool, NSTemporaryDirectory(), "/tmp", "/var/tmp", runtime]
+            .filter { FileManager.default.fileExists(atPath: $0) }
+        func filesHolding(_ text: String) throws -> [String] {
+            let quoted = places.map { "'\($0)'" }.joined(separator: " ")
+            let found = try Shell.sh("find \(quoted) -xdev -type f -newer '\(stamp)' -print0 2>/dev/null | xargs -0 -r grep -lF -- '\(text)' 2>/dev/null")
+            return Set(found.stdout.split(separator: "\n").map(String.init)).sorted()
+        }
+        XCTAssertEqual(try filesHolding(marker), [], "the plaintext marker reached the disk")
+
+        // The control: the same scan finds a plaintext copy planted in the spool folder.
+        let planted = spool + "/planted-plaintext"
+        XCTAssertTrue(FileManager.default.createFile(atPath: planted, contents: Data(("before " + marker + " after").utf8)))
+        XCTAssertEqual(try filesHolding(marker), [planted])
+        unlink(planted)
+
+        try fixture.unmount()
+        XCTAssertEqual(spoolFolders(fixture), [])
+    }
+}
