@@ -149,7 +149,7 @@ final class DecryptionCoordinator: @unchecked Sendable {
             decrypted?()
         } catch {
             spool.abandon()
-            let reason = "decrypting with \(method.rawValue) failed: \((error as? CustomStringConvertible)?.description ?? "\(error)")"
+            let reason = "decrypting with \(method.rawValue) failed: \(error)"
             lock.withLock { state = .failed(reason) }
             errors.record(reason)
         }

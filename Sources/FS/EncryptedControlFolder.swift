@@ -72,6 +72,9 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
         switch node {
         case .root, .decryptFolder, .statusFolder: return .directory(0o555, mountedAt)
         case .request: return NodeAttributes(kind: .file, size: Int64(content(node).count), permissions: 0o644, modified: mountedAt, isDynamic: true)
+        // Changing content: no size (a size the kernel kept from before would cut a reader that
+        // trusts it, as Foundation does, short); reads are direct_io and go to the end.
+        case .current, .lastError: return NodeAttributes(kind: .file, size: 0, permissions: 0o444, modified: mountedAt, isDynamic: true)
         default: return NodeAttributes(kind: .file, size: Int64(content(node).count), permissions: 0o444, modified: mountedAt, isDynamic: true)
         }
     }
@@ -88,7 +91,7 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
     func attributes(of file: AnyObject) throws -> NodeAttributes {
         guard let open = file as? OpenFile else { throw FileSystemError(EBADF) }
         return NodeAttributes(kind: .file, size: Int64(open.bytes.count), permissions: open.request == nil ? 0o444 : 0o644,
-                              modified: mountedAt)
+                              modified: mountedAt, isDynamic: true)
     }
 
     func list(_ name: String) throws -> [String] {

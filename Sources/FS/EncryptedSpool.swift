@@ -4,7 +4,7 @@ import Crypto
 import Foundation
 
 /// Where an encrypted container's decrypted files live while it is mounted: spool files in a
-/// private folder beside the container (`SpoolFolder`), each ENCRYPTED with AES-256-CTR under a
+/// private folder beside the container (`SpoolFolder`; see `makeFolder`), each ENCRYPTED with AES-256-CTR under a
 /// key made for this mount that exists only in this process's memory, so plaintext never reaches
 /// persistent storage, and any byte range can be read back without the rest. Memory stays bounded
 /// whatever the files' size: only the buffer of one write or read is ever in the clear.
@@ -49,7 +49,7 @@ final class EncryptedSpool: PlainFileSink, @unchecked Sendable {
             if pending.contains(where: { $0.name == name }) || current?.name == name {
                 throw FileSystemError(EINVAL, "the container holds two files named \(PrintableText.escaped(name))")
             }
-            if folder == nil { folder = try SpoolFolder.make(forContainer: containerPath) }
+            if folder == nil { folder = try Self.makeFolder(forContainer: containerPath) }
             let (spoolName, file) = try folder!.createFile()
             current = (name, spoolName, file, try RandomBytes.make(CounterModeCipher.nonceSize), 0)
         }
@@ -97,6 +97,14 @@ final class EncryptedSpool: PlainFileSink, @unchecked Sendable {
             published = pending
             pending = []
         }
+    }
+
+    /// Beside the container, on its disk (the runtime folder may be a small tmpfs); where that
+    /// folder cannot be written (read-only storage), in the daemon's private folder.
+    private static func makeFolder(forContainer container: String) throws -> SpoolFolder {
+        if access(PathText.folder(of: container), W_OK) == 0 { return try SpoolFolder.make(forContainer: container) }
+        let own = try PrivateFolder.ensure(MountRegistry.folder)
+        return try SpoolFolder.make(forContainer: own + "/" + PathText.lastComponent(of: container))
     }
 
     // MARK: - Reading back

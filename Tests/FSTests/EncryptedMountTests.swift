@@ -177,7 +177,8 @@ final class EncryptedMountTests: XCTestCase {
 
         // The wrong key: the decryption fails, says why, and leaves nothing; then the right one.
         XCTAssertEqual(request(fixture.path(".asicfs/decrypt/key"), "key-file=\(other)\n"), 0)
-        XCTAssertTrue(try outcome(fixture).hasPrefix("failed: decrypting with key failed: "))
+        let failed = try outcome(fixture)
+        XCTAssertTrue(failed.hasPrefix("failed: decrypting with key failed: "), failed)
         XCTAssertTrue(try String(contentsOfFile: fixture.path(".asicfs/status/last-error"), encoding: .utf8).hasPrefix("decrypting with key failed"))
         XCTAssertEqual(try names(fixture.mountpoint), [".asicfs"])
         XCTAssertEqual(request(fixture.path(".asicfs/decrypt/key"), "key-file=\(key)\n"), 0)
@@ -217,6 +218,13 @@ final class EncryptedMountTests: XCTestCase {
         }
         try handle.close()
         XCTAssertEqual(position, size)
+        // Memory stays bounded: the daemon never held the file (its peak is far below 50 MB).
+        let daemon = try XCTUnwrap(fixture.pid)
+        let status = try String(contentsOfFile: "/proc/\(daemon)/status", encoding: .utf8)
+        let peakLine = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        let peakKiB = try XCTUnwrap(Int64(peakLine.split(separator: " ", omittingEmptySubsequences: true)[1]))
+        XCTAssertLessThan(peakKiB * 1024, size, "the daemon's peak resident memory: \(peakLine)")
+        print("daemon \(peakLine)")
 
         let spools = spoolFolders(fixture)
         XCTAssertEqual(spools.count, 1)
