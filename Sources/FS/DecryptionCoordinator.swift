@@ -101,6 +101,11 @@ final class DecryptionCoordinator: @unchecked Sendable {
     private func parse(_ method: DecryptionMethod, _ text: String) throws -> SigningParameters {
         let parameters = try method.parse(arguments: try SigningParameters.tokens(text))
         try parameters.checkForMount(method: method.rawValue)
+        // The daemon has none of the writer's descriptors: refused at the write, not at the close.
+        if let key = parameters.values.keys.sorted().first(where: { $0.hasSuffix("-fd") }) {
+            throw SigningParameterError("\(method.rawValue): \(key)= is for the command line; in a mount pinentry asks "
+                + "(or give a file: \(key.dropLast(3))-file=PATH)")
+        }
         return parameters
     }
 

@@ -123,6 +123,8 @@ final class EncryptedMountTests: XCTestCase {
         XCTAssertTrue(try String(contentsOfFile: fixture.path(".asicfs/status/last-error"), encoding: .utf8).contains("colour"))
         XCTAssertEqual(request(fixture.path(".asicfs/decrypt/secret"), "secret-file=key.b64\n"), EINVAL)
         XCTAssertTrue(try String(contentsOfFile: fixture.path(".asicfs/status/last-error"), encoding: .utf8).contains("absolute path"))
+        XCTAssertEqual(request(fixture.path(".asicfs/decrypt/password"), "password-fd=0\n"), EINVAL)
+        XCTAssertTrue(try String(contentsOfFile: fixture.path(".asicfs/status/last-error"), encoding: .utf8).contains("password-fd= is for the command line"))
         XCTAssertEqual(try names(fixture.mountpoint), [".asicfs"])
 
         XCTAssertEqual(request(fixture.path(".asicfs/decrypt/secret"), "secret-file=\(keyFile)\n"), 0)
@@ -186,6 +188,39 @@ final class EncryptedMountTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: fixture.path("letter.txt"), encoding: .utf8), "tere\n")
         try fixture.unmount()
         XCTAssertEqual(spoolFolders(fixture), [])
+    }
+
+    /// `asicfs open` (what the desktop file runs) mounts an encrypted container like a signed
+    /// one; decrypting in it and `asicfs close` (which removes the spool) as in a mount.
+    func testOpenMountsAnEncryptedContainerAndCloseRemovesTheSpool() throws {
+        let fixture = try MountFixture(self)
+        let runtime = fixture.folder + "/run"
+        XCTAssertEqual(mkdir(runtime, 0o700), 0)
+        let environment = ["XDG_RUNTIME_DIR": runtime]
+        let container = fixture.folder + "/letter.cdoc2"
+        let keyFile = fixture.folder + "/key.b64"
+        try makeSymmetric(container, keyFile: keyFile, files: [TextSource("kiri.txt", "tere\n")])
+        let opened = try Shell.run(MountFixture.binary, ["open", container, "--no-file-manager"], environment: environment)
+        XCTAssertEqual(opened.status, 0, opened.stderr)
+        let mountpoint = opened.stdout.trimmingCharacters(in: .newlines)
+        addTeardownBlock { _ = try? Shell.run("fusermount3", ["-u", "-z", mountpoint]) }
+        XCTAssertEqual(mountpoint, runtime + "/asicfs/letter.cdoc2")
+        XCTAssertEqual(try names(mountpoint), [".asicfs"])
+        XCTAssertEqual(request(mountpoint + "/.asicfs/decrypt/secret", "secret-file=\(keyFile)\n"), 0)
+        let deadline = Date().addingTimeInterval(60)
+        var current = ""
+        repeat {
+            current = try String(contentsOfFile: mountpoint + "/.asicfs/status/current", encoding: .utf8)
+            if current.hasPrefix("done:") || current.hasPrefix("failed:") { break }
+            usleep(20_000)
+        } while Date() < deadline
+        XCTAssertEqual(current, "done: decrypted 1 file with secret\n")
+        XCTAssertEqual(try String(contentsOfFile: mountpoint + "/kiri.txt", encoding: .utf8), "tere\n")
+        XCTAssertEqual(spoolFolders(fixture).count, 1)
+        let closed = try Shell.run(MountFixture.binary, ["close", container], environment: environment)
+        XCTAssertEqual(closed.status, 0, closed.stderr)
+        XCTAssertEqual(spoolFolders(fixture), [])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: mountpoint), "close removes the folder open made")
     }
 
     /// Requirement: a marker in a decrypted 50 MB file is found nowhere on disk after reading it
