@@ -61,6 +61,14 @@ final class DecryptionCoordinator: @unchecked Sendable {
     }
 
     var format: EncryptedFormat { reader.format }
+
+    /// Nothing decrypted and nothing running (a failed attempt left nothing either).
+    var isIdle: Bool {
+        switch lock.withLock({ state }) {
+        case .idle, .failed: true
+        case .running, .done: false
+        }
+    }
     var recipients: [Recipient] { reader.recipients }
 
     /// `status/current`: one line.

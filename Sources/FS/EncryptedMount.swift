@@ -14,6 +14,12 @@ public final class EncryptedMount: MountSource, @unchecked Sendable {
     let decryption: DecryptionCoordinator
     private let spool: EncryptedSpool
     private let descriptor: Int32
+    /// The file opened (browse mode checks it is the one at the name, and shows its owner).
+    let openedStatus: stat
+    /// The container as the user names it (in browse mode it is opened through a held folder).
+    public let containerPath: String
+    /// Browse mode: the container's folder, held while it is open (the spool folder is made there).
+    private let folder: PinnedFolder?
     private let handleLock = NSLock()
     private var handles: [UInt64: (part: any MountPart, file: AnyObject)] = [:]
     private var nextHandle: UInt64 = 1
@@ -32,9 +38,18 @@ public final class EncryptedMount: MountSource, @unchecked Sendable {
 
     /// Opens the container and reads its header (a bad one fails with its one line, which
     /// `asicfs mount` reports); nothing is decrypted yet.
-    public init(containerPath: String, configuration: Configuration) throws {
-        descriptor = Glibc.open(containerPath, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FileSystemError(errno, "cannot open \(PrintableText.escaped(containerPath))") }
+    public init(containerPath: String, shownAs shownPath: String? = nil, folder: PinnedFolder? = nil,
+                configuration: Configuration) throws {
+        self.containerPath = shownPath ?? containerPath
+        self.folder = folder
+        descriptor = Glibc.open(containerPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { throw FileSystemError(errno, "cannot open \(PrintableText.escaped(shownPath ?? containerPath))") }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            Glibc.close(descriptor)
+            throw FileSystemError(EINVAL, "\(PrintableText.escaped(shownPath ?? containerPath)) is not a regular file")
+        }
+        openedStatus = status
         let reader: EncryptedContainerReader
         do { reader = try EncryptedContainer.open(descriptor: descriptor) } catch {
             Glibc.close(descriptor)

@@ -223,6 +223,54 @@ final class EncryptedMountTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: mountpoint), "close removes the folder open made")
     }
 
+    /// Browse mode: `.cdoc`/`.cdoc2` files that are encrypted containers (by content) are
+    /// folders with a part set of their own; one that is not stays a file. A decrypted one stays
+    /// open while idle (closing it would drop its files) and unmounting removes its spool.
+    func testBrowseModeShowsEncryptedContainersAsFolders() throws {
+        let browse = try BrowseFixture(self)
+        let keyFile = browse.mount.folder + "/key.b64"
+        try makeSymmetric(browse.real("letter.cdoc2"), keyFile: keyFile, files: [TextSource("kiri.txt", "tere\n")])
+        try makeSymmetric(browse.real("other.cdoc"), keyFile: browse.mount.folder + "/other.b64", files: [TextSource("x.txt", "x\n")])
+        try Data("just text\n".utf8).write(to: URL(fileURLWithPath: browse.real("notes.cdoc")))
+        try browse.makeContainer("signed.asice", ["a.txt": "a\n"])
+        try browse.start()
+
+        var status = stat()
+        XCTAssertEqual(stat(browse.path("letter.cdoc2"), &status), 0)
+        XCTAssertEqual(status.st_mode & S_IFMT, S_IFDIR)
+        XCTAssertEqual(status.st_mode & 0o222, 0, "an encrypted container's folder is read-only")
+        XCTAssertEqual(stat(browse.path("notes.cdoc"), &status), 0)
+        XCTAssertEqual(status.st_mode & S_IFMT, S_IFREG, "a .cdoc that is no encrypted container is the file it is")
+        XCTAssertEqual(try names(browse.path("letter.cdoc2")), [".asicfs"])
+        XCTAssertTrue(try String(contentsOfFile: browse.path("letter.cdoc2/.asicfs/status/recipients"), encoding: .utf8)
+            .hasPrefix("format: CDOC2\nsymmetric-key: "))
+        XCTAssertEqual(try names(browse.path("signed.asice")), [".asicfs", "a.txt"], "signature containers as before")
+
+        XCTAssertEqual(request(browse.path("letter.cdoc2/.asicfs/decrypt/secret"), "secret-file=\(keyFile)\n"), 0)
+        let deadline = Date().addingTimeInterval(60)
+        var current = ""
+        repeat {
+            current = try String(contentsOfFile: browse.path("letter.cdoc2/.asicfs/status/current"), encoding: .utf8)
+            if current.hasPrefix("done:") || current.hasPrefix("failed:") { break }
+            usleep(20_000)
+        } while Date() < deadline
+        XCTAssertEqual(current, "done: decrypted 1 file with secret\n")
+        XCTAssertEqual(try String(contentsOfFile: browse.path("letter.cdoc2/kiri.txt"), encoding: .utf8), "tere\n")
+        XCTAssertEqual(open(browse.path("letter.cdoc2/new.txt"), O_WRONLY | O_CREAT, 0o644), -1)
+        XCTAssertEqual(errno, EROFS)
+        // The other container has its own part set: still nothing decrypted there.
+        XCTAssertEqual(try names(browse.path("other.cdoc")), [".asicfs"])
+        XCTAssertEqual(try String(contentsOfFile: browse.path("other.cdoc/.asicfs/status/current"), encoding: .utf8), "idle\n")
+        // The spool is beside the container, hidden from the browse listing.
+        let spools = try names(browse.tree).filter { $0.contains(".asicfs-spool-") }
+        XCTAssertEqual(spools.count, 1)
+        XCTAssertFalse(try names(browse.mountpoint).contains(spools[0]))
+
+        try browse.mount.unmount()
+        XCTAssertEqual(try names(browse.tree).filter { $0.contains(".asicfs-spool-") }, [])
+        XCTAssertEqual(try names(browse.tree), ["letter.cdoc2", "notes.cdoc", "other.cdoc", "signed.asice"])
+    }
+
     /// Requirement: a marker in a decrypted 50 MB file is found nowhere on disk after reading it
     /// through the mount: not under the container's folder (where the spool is), $TMPDIR, /tmp,
     /// /var/tmp or the runtime folder. The scan looks at files changed since the test began
