@@ -298,6 +298,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         mode |= (mode & 0o444) >> 2
         let childWritable = child.map { ((try? $0.router.attributes("/"))?.permissions ?? 0) & 0o200 != 0 }
         if readOnly || Self.isReadOnlyName(relative) || childWritable == false { mode &= ~0o222 }
+        // Whoever may read an encrypted file may not read what its owner decrypted (allow_other).
+        if Self.isEncryptedName(relative) { mode &= 0o700 }
         st.st_mode = S_IFDIR | mode
         st.st_nlink = 2
         return NodeAttributes(native: st)

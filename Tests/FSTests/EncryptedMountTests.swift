@@ -190,6 +190,25 @@ final class EncryptedMountTests: XCTestCase {
         XCTAssertEqual(spoolFolders(fixture), [])
     }
 
+    /// A broken encrypted container fails the mount with one line, exit status 1, nothing mounted.
+    func testABrokenEncryptedContainerFailsTheMountWithOneLine() throws {
+        let fixture = try MountFixture(self)
+        let keyFile = fixture.folder + "/key.b64"
+        let whole = fixture.folder + "/whole.cdoc2"
+        try makeSymmetric(whole, keyFile: keyFile, files: [TextSource("a.txt", "a\n")])
+        let truncated = fixture.folder + "/truncated.cdoc2"
+        try Data(try readFile(whole).prefix(40)).write(to: URL(fileURLWithPath: truncated))
+        let notCDOC = fixture.folder + "/other.cdoc"
+        try Data("<?xml version=\"1.0\"?><other/>".utf8).write(to: URL(fileURLWithPath: notCDOC))
+        for (path, expected) in [(truncated, "asicfs: the CDOC2 file is truncated\n"),
+                                 (notCDOC, "asicfs: not a CDOC 1.x document (its root element is not EncryptedData)\n")] {
+            let result = try Shell.run(MountFixture.binary, ["mount", path, fixture.mountpoint])
+            XCTAssertEqual(result.status, 1)
+            XCTAssertEqual(result.stderr, expected)
+            XCTAssertFalse(fixture.isMounted)
+        }
+    }
+
     /// `asicfs open` (what the desktop file runs) mounts an encrypted container like a signed
     /// one; decrypting in it and `asicfs close` (which removes the spool) as in a mount.
     func testOpenMountsAnEncryptedContainerAndCloseRemovesTheSpool() throws {
@@ -239,6 +258,7 @@ final class EncryptedMountTests: XCTestCase {
         XCTAssertEqual(stat(browse.path("letter.cdoc2"), &status), 0)
         XCTAssertEqual(status.st_mode & S_IFMT, S_IFDIR)
         XCTAssertEqual(status.st_mode & 0o222, 0, "an encrypted container's folder is read-only")
+        XCTAssertEqual(status.st_mode & 0o077, 0, "and only its owner's: others could read what the owner decrypted")
         XCTAssertEqual(stat(browse.path("notes.cdoc"), &status), 0)
         XCTAssertEqual(status.st_mode & S_IFMT, S_IFREG, "a .cdoc that is no encrypted container is the file it is")
         XCTAssertEqual(try names(browse.path("letter.cdoc2")), [".asicfs"])
