@@ -1,4 +1,5 @@
 import ASiC
+import CDOC
 import Foundation
 import Signing
 
@@ -199,6 +200,10 @@ final class BrowseChildren: @unchecked Sendable {
                 fileSystem = try opener!(relative)
             } catch let busy as Busy {
                 throw Self.busy(relative, busy.reason)
+            } catch is CDOCError {
+                // An encrypted container whose header does not read: the file it is, as a broken ZIP.
+                if let status { record(relative, status, isContainer: false) }
+                return nil
             } catch let error as ContainerError {
                 switch error {
                 case .io: throw FileSystemError.from(error)

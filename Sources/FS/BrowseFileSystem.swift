@@ -145,7 +145,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     /// folder the kernel caches until entering it fails (`find`'s one "Not a directory").
     func looksLikeContainer(_ relative: String, _ status: stat) -> Bool {
         if let known = children.verdict(relative, status) { return known }
-        let isContainer = Self.isEncryptedName(relative) ? EncryptedMount.isEncrypted(folder.full(relative))
+        let isContainer = Self.isEncryptedName(relative) ? EncryptedMount.opensAsEncrypted(folder.full(relative))
             : folder.startsLikeZIP(relative) && opensAsContainer(relative)
         children.record(relative, status, isContainer: isContainer)
         return isContainer

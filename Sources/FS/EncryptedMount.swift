@@ -24,16 +24,30 @@ public final class EncryptedMount: MountSource, @unchecked Sendable {
     private var handles: [UInt64: (part: any MountPart, file: AnyObject)] = [:]
     private var nextHandle: UInt64 = 1
 
+    /// Whether the file at `path` is an encrypted container (browse mode's first look): a CDOC2
+    /// whose header reads (a broken one is shown as the file it is from the start, as a broken
+    /// ZIP), or XML (CDOC 1.x: its reader takes the whole file, too costly for a listing).
+    static func opensAsEncrypted(_ path: String) -> Bool {
+        guard let family = family(path) else { return false }
+        guard family == .cdoc2 else { return true }
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return true }  // cannot tell now: entering it says why
+        defer { Glibc.close(descriptor) }
+        return (try? EncryptedContainer.open(descriptor: descriptor)) != nil
+    }
+
     /// Whether the file at `path` is an encrypted container, by its first bytes (never its name).
-    public static func isEncrypted(_ path: String) -> Bool {
+    public static func isEncrypted(_ path: String) -> Bool { family(path) != nil }
+
+    private static func family(_ path: String) -> EncryptedFormat.Family? {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { return false }
+        guard descriptor >= 0 else { return nil }
         defer { Glibc.close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return false }
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
         var prefix = [UInt8](repeating: 0, count: 64)
         let count = prefix.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-        return count > 0 && EncryptedFormat.family(ofPrefix: Array(prefix[..<count])) != nil
+        return count > 0 ? EncryptedFormat.family(ofPrefix: Array(prefix[..<count])) : nil
     }
 
     /// Opens the container and reads its header (a bad one fails with its one line, which

@@ -251,6 +251,7 @@ final class EncryptedMountTests: XCTestCase {
         try makeSymmetric(browse.real("letter.cdoc2"), keyFile: keyFile, files: [TextSource("kiri.txt", "tere\n")])
         try makeSymmetric(browse.real("other.cdoc"), keyFile: browse.mount.folder + "/other.b64", files: [TextSource("x.txt", "x\n")])
         try Data("just text\n".utf8).write(to: URL(fileURLWithPath: browse.real("notes.cdoc")))
+        try Data(try readFile(browse.real("other.cdoc")).prefix(40)).write(to: URL(fileURLWithPath: browse.real("broken.cdoc2")))
         try browse.makeContainer("signed.asice", ["a.txt": "a\n"])
         try browse.start()
 
@@ -261,6 +262,10 @@ final class EncryptedMountTests: XCTestCase {
         XCTAssertEqual(status.st_mode & 0o077, 0, "and only its owner's: others could read what the owner decrypted")
         XCTAssertEqual(stat(browse.path("notes.cdoc"), &status), 0)
         XCTAssertEqual(status.st_mode & S_IFMT, S_IFREG, "a .cdoc that is no encrypted container is the file it is")
+        // One that starts like one but whose header does not read: the file it is too, once entering it failed.
+        XCTAssertEqual(opendir(browse.path("broken.cdoc2")), nil)
+        XCTAssertEqual(errno, ENOTDIR)
+        XCTAssertEqual(try readFile(browse.path("broken.cdoc2")).count, 40)
         XCTAssertEqual(try names(browse.path("letter.cdoc2")), [".asicfs"])
         XCTAssertTrue(try String(contentsOfFile: browse.path("letter.cdoc2/.asicfs/status/recipients"), encoding: .utf8)
             .hasPrefix("format: CDOC2\nsymmetric-key: "))
@@ -288,7 +293,7 @@ final class EncryptedMountTests: XCTestCase {
 
         try browse.mount.unmount()
         XCTAssertEqual(try names(browse.tree).filter { $0.contains(".asicfs-spool-") }, [])
-        XCTAssertEqual(try names(browse.tree), ["letter.cdoc2", "notes.cdoc", "other.cdoc", "signed.asice"])
+        XCTAssertEqual(try names(browse.tree), ["broken.cdoc2", "letter.cdoc2", "notes.cdoc", "other.cdoc", "signed.asice"])
     }
 
     /// Requirement: a marker in a decrypted 50 MB file is found nowhere on disk after reading it
