@@ -189,5 +189,8 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
       echo "" > .asicfs/decrypt/id-card && cat .asicfs/status/current
       echo "password-file=$HOME/.letter.pass" > .asicfs/decrypt/password
 
+    Files cannot be added, changed or removed (EROFS). In a browse mount every encrypted
+    container folder has its own .asicfs; a decrypted one stays open until the unmount.
+
     """
 }
