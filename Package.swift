@@ -58,7 +58,7 @@ let package = Package(
         // One signing session for every method, and the signers (one folder each), and the PIN entry they share.
         .target(name: "Signing", dependencies: ["CQRencode", "CZlib", "ASiC", "XAdES", "Trust", "Crypto", "HTTP", "Validation", "Configuration", "SmartCard", "PKCS11", "CDOC"]),
         // The FUSE filesystem: a container as a folder, with the .asicfs control folder.
-        .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "CFuseReader", "CLinux", "Configuration", "Validation", "Signing"]),
+        .target(name: "FS", dependencies: ["ASiC", "XAdES", "Crypto", "CFuse3", "CFuseReader", "CLinux", "Configuration", "Validation", "Signing", "CDOC"]),
         // Command-line parsing, configuration and the commands; no container logic of its own.
         .target(name: "CLI", dependencies: ["ASiC", "CLinux", "FS", "Configuration", "Validation", "Signing", "SmartCard", "Crypto", "HTTP", "XAdES", "Trust", "PKCS11", "CDOC"]),
         .executableTarget(name: "asicfs", dependencies: ["CLI"]),
@@ -78,7 +78,7 @@ let package = Package(
         // Helpers shared by the test targets (running real programs).
         .target(name: "TestTools", path: "Tests/TestTools"),
         .testTarget(name: "CDOCTests", dependencies: ["CDOC", "Crypto", "TestTools"]),
-        .testTarget(name: "FSTests", dependencies: ["FS", "TestTools"]),
+        .testTarget(name: "FSTests", dependencies: ["FS", "TestTools", "CDOC", "Crypto"]),
         // The test PKI and its OCSP/TSA services (contrib/testpki), used by the signing tests.
         .testTarget(name: "ServicesTests", dependencies: ["TestTools"]),
         // OpenSSL wrappers, OCSP and time-stamp clients against the loopback services.

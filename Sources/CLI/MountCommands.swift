@@ -21,8 +21,17 @@ let mountCommand = Command(
     A mount point that holds the container's folder (or, in browse mode, one inside
     DIRECTORY) is refused: the mount would hide what it serves from its own daemon.
 
+    An encrypted container (CDOC 1.x, CDOC2: told by content) shows only .asicfs/ until
+    a request written to .asicfs/decrypt/METHOD (id-card, pkcs11, pkcs12, key, secret,
+    password; the parameters of asicfs decrypt) decrypts it; .asicfs/status/recipients
+    says who can, status/current how it went. Its files are then read-only (EROFS);
+    decrypted bytes stay in spool files encrypted with a key only the daemon holds,
+    removed at unmount.
+
     Browse mode (a DIRECTORY): every .asice, .sce, .bdoc and .asics file below it (any case)
-    that is a container is a folder laid out as above (.asics read-only); everything else is
+    that is a container is a folder laid out as above (.asics read-only), and so is every
+    .cdoc and .cdoc2 file that is an encrypted container (by content; read-only, decrypted
+    through its own .asicfs/decrypt/, kept open once decrypted); everything else is
     the real folder, with its own errors. Containers open when entered (EBUSY while another
     program holds one) and are saved, closed and let go a few seconds after their last file
     closes, or at once beyond -o open-containers=N (64) idle ones. mkdir NAME.asice makes a

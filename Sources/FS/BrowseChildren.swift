@@ -1,13 +1,14 @@
 import ASiC
+import CDOC
 import Foundation
 import Signing
 
-/// One container below a browse mount, open as a `MountRouter` (a "child").
+/// One container below a browse mount, open as a `MountRouter` or an `EncryptedMount` (a "child").
 final class BrowseChild: @unchecked Sendable {
     /// The container file, relative to the browse folder ("docs/a.asice").
     let relative: String
     /// The container's own router: browse mode hands it the rest of each path.
-    let router: MountRouter
+    let router: any BrowseContainer
     // Guarded by the table's lock:
     /// Requests working on it now; a child in use is never closed.
     var pins = 0
@@ -30,11 +31,11 @@ final class BrowseChild: @unchecked Sendable {
     private var knownOwner: (user: uid_t, group: gid_t)
     private let ownerLock = NSLock()
 
-    init(relative: String, router: MountRouter, now: Double) {
+    init(relative: String, router: any BrowseContainer, now: Double) {
         self.relative = relative
         self.router = router
         lastChecked = now
-        knownOwner = router.currentSnapshot.openedOwner
+        knownOwner = router.openedOwner
     }
 
     var isIdle: Bool { pins == 0 && handles == 0 }
@@ -44,7 +45,7 @@ final class BrowseChild: @unchecked Sendable {
     /// signing reads keys, passphrase files and settings with the daemon's rights (root's
     /// under fstab): only that user may start one.
     func attributes(_ inner: String, _ reported: NodeAttributes) -> NodeAttributes {
-        if inner.hasPrefix("/" + ControlFolder.name + "/sign/") { return reported }
+        if inner.hasPrefix("/" + ControlFolder.name + "/sign/") || inner.hasPrefix("/" + ControlFolder.name + "/decrypt/") { return reported }
         return reported.owned(by: owner)
     }
 }
@@ -92,7 +93,7 @@ final class BrowseChildren: @unchecked Sendable {
     private var evictionScheduled = false
     private var idleReleaseScheduled = false
     /// Opens the container at a relative path as a child, ready to serve (set once, at start).
-    var opener: ((String) throws -> MountRouter)?
+    var opener: ((String) throws -> any BrowseContainer)?
     /// Called (outside the locks) with a child opened again after an outside change.
     var reopened: (@Sendable (BrowseChild) -> Void)?
     /// Called with a child just closed because it was idle: the file may change before it is
@@ -194,11 +195,15 @@ final class BrowseChildren: @unchecked Sendable {
             if lock.withLock({ cleanedFolders.insert(folder).inserted }) {
                 SpoolFolder.removeStale(in: folder.isEmpty ? root : root + "/" + folder, base: nil)
             }
-            let fileSystem: MountRouter
+            let fileSystem: any BrowseContainer
             do {
                 fileSystem = try opener!(relative)
             } catch let busy as Busy {
                 throw Self.busy(relative, busy.reason)
+            } catch is CDOCError {
+                // An encrypted container whose header does not read: the file it is, as a broken ZIP.
+                if let status { record(relative, status, isContainer: false) }
+                return nil
             } catch let error as ContainerError {
                 switch error {
                 case .io: throw FileSystemError.from(error)
@@ -346,9 +351,9 @@ final class BrowseChildren: @unchecked Sendable {
             }
             guard removed else { return false }
             letGo?(child)
-            let memory = fileSystem.memory
+            let memory = fileSystem.keptMemory
             if let failure = fileSystem.close() { lock.withLock { failures.append(failure) } }
-            if !memory.isEmpty, let key = Self.fileKey(fileSystem.containerPath) {
+            if let memory, !memory.isEmpty, let key = Self.fileKey(fileSystem.containerPath) {
                 lock.withLock {
                     if memories.count > 10_000 { memories = [:] }
                     memories[child.relative] = (key, memory)

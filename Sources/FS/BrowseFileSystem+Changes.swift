@@ -77,10 +77,10 @@ extension BrowseFileSystem {
                 lock.withLock { newContainers[relative] = NewContainer() }
             case .child(let child, let inner):
                 if inner == "/" { throw FileSystemError(EEXIST) }
-                try child.router.makeFolder(inner)
+                try child.router.makeFolder(inner, mode: 0o755)
             case .newContainer(let relative, let inner):
                 if inner == "/" { throw FileSystemError(EEXIST) }
-                try withMadeContainer(relative) { try $0.router.makeFolder(inner) }
+                try withMadeContainer(relative) { try $0.router.makeFolder(inner, mode: 0o755) }
             case .container:
                 throw FileSystemError(EEXIST)
             }
@@ -112,7 +112,7 @@ extension BrowseFileSystem {
     private func removeContainer(_ child: BrowseChild) throws {
         let fileSystem = child.router
         if fileSystem.readOnly { throw FileSystemError(EROFS) }
-        if fileSystem.dataFileCount > 0 || fileSystem.currentSnapshot.isSigned { throw FileSystemError(ENOTEMPTY) }
+        if !fileSystem.isEmptyAndUnsigned { throw FileSystemError(ENOTEMPTY) }
         try folder.access(PathText.folder(of: child.relative), W_OK | X_OK)
         try children.close(child.relative, pinnedByCaller: 1)
         try folder.unlink(child.relative)

@@ -37,7 +37,9 @@ import Signing
 public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     public static let defaultOpenContainers = 64
     /// Shown as folders (`.asics`: read-only).
-    static let containerExtensions: Set<String> = ["asice", "sce", "bdoc", "asics"]
+    static let containerExtensions: Set<String> = Set(["asice", "sce", "bdoc", "asics"]).union(encryptedExtensions)
+    /// Encrypted containers (CDOC 1.x, CDOC2; read-only folders), told by content at the first look.
+    static let encryptedExtensions: Set<String> = ["cdoc", "cdoc2"]
     /// `mkdir NAME.<ext>` makes a new container.
     static let creatableExtensions: Set<String> = ["asice", "sce", "bdoc"]
 
@@ -121,7 +123,11 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     static func isContainerName(_ name: Substring) -> Bool { containerExtension(name) != nil }
 
     static func isReadOnlyName(_ relative: String) -> Bool {
-        containerExtension(Substring(PathText.lastComponent(of: relative))) == "asics"
+        containerExtension(Substring(PathText.lastComponent(of: relative))).map { $0 == "asics" || encryptedExtensions.contains($0) } ?? false
+    }
+
+    static func isEncryptedName(_ relative: String) -> Bool {
+        containerExtension(Substring(PathText.lastComponent(of: relative))).map(encryptedExtensions.contains) ?? false
     }
 
     static func isCreatableName(_ relative: String) -> Bool {
@@ -139,7 +145,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     /// folder the kernel caches until entering it fails (`find`'s one "Not a directory").
     func looksLikeContainer(_ relative: String, _ status: stat) -> Bool {
         if let known = children.verdict(relative, status) { return known }
-        let isContainer = folder.startsLikeZIP(relative) && opensAsContainer(relative)
+        let isContainer = Self.isEncryptedName(relative) ? EncryptedMount.opensAsEncrypted(folder.full(relative))
+            : folder.startsLikeZIP(relative) && opensAsContainer(relative)
         children.record(relative, status, isContainer: isContainer)
         return isContainer
     }
@@ -222,18 +229,19 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     private func forgetCachedContent(of child: BrowseChild) {
         let folderPath = "/" + child.relative
         invalidateLater(folderPath)
-        for name in child.router.currentSnapshot.dataFiles.map(\.name) { invalidateLater(folderPath + "/" + name) }
+        for name in child.router.shownFileNames { invalidateLater(folderPath + "/" + name) }
     }
 
     /// Opens a child with what a mounted container has: its kernel-cache callback (with the
     /// container folder's place in the mount before its paths) and its save schedule.
-    private func makeChild(_ relative: String) throws -> MountRouter {
+    private func makeChild(_ relative: String) throws -> any BrowseContainer {
         TestHooks.holdContainerOpen()
         let path = folder.full(relative)
         // The container's folder, reached without links and held for as long as the container
         // is open: its saves, spool folder and rescue go there (with the daemon's rights),
         // whatever another user does to the folder's path meanwhile (PinnedFolder).
         let pinned = try PinnedFolder(descriptor: folder.parentDescriptor(relative), shownPath: PathText.folder(of: path))
+        if Self.isEncryptedName(relative) { return try makeEncryptedChild(relative, pinned: pinned) }
         // Another program holding the container (or a hard link to one open here) makes it busy
         // for now, not "not a container".
         let lock: ContainerLock
@@ -252,7 +260,24 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         // The file opened in the held folder must be the one at that name reached without
         // links from the top (else the container file itself was swapped for a link, after the
         // caller's right to read the name was checked).
-        guard let reached = folder.fileIdentity(relative), reached == child.currentSnapshot.openedFile else {
+        guard let reached = folder.fileIdentity(relative), reached == child.openedFile else {
+            _ = child.close()
+            throw FileSystemError(EACCES)
+        }
+        let prefix = "/" + relative
+        child.start { [weak self] path in
+            guard let invalidator = self?.lock.withLock({ self?.invalidator }) else { return }
+            invalidator(prefix + path)
+        }
+        return child
+    }
+
+    /// An encrypted container's child: only read, so no lock; opened in the held folder without
+    /// following a link, and served only if it is the file at that name (as `makeChild`).
+    private func makeEncryptedChild(_ relative: String, pinned: PinnedFolder) throws -> EncryptedMount {
+        let child = try EncryptedMount(containerPath: pinned.pinned(PathText.lastComponent(of: relative)),
+                                       shownAs: folder.full(relative), folder: pinned, configuration: environment.configuration)
+        guard let reached = folder.fileIdentity(relative), reached == child.openedFile else {
             _ = child.close()
             throw FileSystemError(EACCES)
         }
@@ -273,6 +298,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         mode |= (mode & 0o444) >> 2
         let childWritable = child.map { ((try? $0.router.attributes("/"))?.permissions ?? 0) & 0o200 != 0 }
         if readOnly || Self.isReadOnlyName(relative) || childWritable == false { mode &= ~0o222 }
+        // Whoever may read an encrypted file may not read what its owner decrypted (allow_other).
+        if Self.isEncryptedName(relative) { mode &= 0o700 }
         st.st_mode = S_IFDIR | mode
         st.st_nlink = 2
         return NodeAttributes(native: st)

@@ -95,10 +95,12 @@ public enum Mounter {
             let folder = try PinnedFolder(holding: request.container)
             let lock = try ContainerLock.acquire(folder.pinned(PathText.lastComponent(of: request.container)),
                                                  shownAs: request.container)
-            let (path, readOnly) = (request.container, request.readOnly)
+            let (path, readOnly, configuration) = (request.container, request.readOnly, request.configuration)
             gate = MountGate()
             check = {
                 TestHooks.holdMountCheck()
+                // An encrypted container (.cdoc, .cdoc2: told by content) is a part set of its own.
+                if EncryptedMount.isEncrypted(path) { return try EncryptedMount(containerPath: path, configuration: configuration) }
                 return try MountRouter(containerPath: path, readOnly: readOnly, environment: environment,
                                        folder: folder, lock: lock)
             }

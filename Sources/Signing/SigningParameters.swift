@@ -92,7 +92,7 @@ public struct SigningParameters: Sendable, Equatable {
     /// part of a parameter) in "double" or 'single' quotes keeps its spaces, and the other kind
     /// of quote inside it (`role="O'Brien's deputy"`); the quotes themselves are removed. There
     /// are no backslash escapes.
-    static func tokens(_ text: String) throws -> [String] {
+    public static func tokens(_ text: String) throws -> [String] {
         let scanned = scan(text)
         if scanned.quoteOpen { throw SigningParameterError("unbalanced quote in the parameters") }
         return scanned.ended + (scanned.unfinished.map { [$0] } ?? [])

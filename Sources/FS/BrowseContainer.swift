@@ -1,0 +1,52 @@
+import Foundation
+
+/// What a browse mount asks of a container it holds as a folder (a "child", `BrowseChildren`):
+/// a signature container's `MountRouter`, or an encrypted container's `EncryptedMount`.
+protocol BrowseContainer: MountSource {
+    var containerPath: String { get }
+    var readOnly: Bool { get }
+    var hasPendingChanges: Bool { get }
+    /// Something that must not be cut short by closing the child when idle (a signing; a
+    /// decrypted container, whose key and files would go).
+    var currentActivity: String? { get }
+    /// Whether rmdir of its folder may remove the file: an unsigned container with no data files.
+    var isEmptyAndUnsigned: Bool { get }
+    /// The owner and identity of the file it opened.
+    var openedOwner: (user: uid_t, group: gid_t) { get }
+    var openedFile: (device: UInt64, inode: UInt64) { get }
+    /// The names of the files it shows (their kernel cache is dropped when it is let go).
+    var shownFileNames: [String] { get }
+    /// What status files say that must outlive closing it when idle (nil: nothing).
+    var keptMemory: MountRouter.Memory? { get }
+    func restore(_ memory: MountRouter.Memory)
+    func commit() throws
+    func changedOnDiskWhileIdle() -> Bool
+}
+
+extension BrowseContainer {
+    @discardableResult
+    func close() -> String? { close(everyFileClosed: false) }
+}
+
+extension MountRouter: BrowseContainer {
+    var isEmptyAndUnsigned: Bool { dataFileCount == 0 && !currentSnapshot.isSigned }
+    var openedOwner: (user: uid_t, group: gid_t) { currentSnapshot.openedOwner }
+    var openedFile: (device: UInt64, inode: UInt64) { currentSnapshot.openedFile }
+    var shownFileNames: [String] { currentSnapshot.dataFiles.map(\.name) }
+    var keptMemory: MountRouter.Memory? { memory }
+}
+
+extension EncryptedMount: BrowseContainer {
+    var readOnly: Bool { true }
+    var hasPendingChanges: Bool { false }
+    var currentActivity: String? { decryption.isIdle ? nil : "decrypted (closing it would drop the decrypted files)" }
+    var isEmptyAndUnsigned: Bool { false }
+    var openedOwner: (user: uid_t, group: gid_t) { (openedStatus.st_uid, openedStatus.st_gid) }
+    var openedFile: (device: UInt64, inode: UInt64) { (UInt64(openedStatus.st_dev), UInt64(openedStatus.st_ino)) }
+    var shownFileNames: [String] { files.spool.files.map(\.name) }
+    var keptMemory: MountRouter.Memory? { nil }
+    func restore(_ memory: MountRouter.Memory) {}
+    func commit() throws {}
+    /// An encrypted container is only read: a change on disk is seen when it is opened again.
+    func changedOnDiskWhileIdle() -> Bool { false }
+}

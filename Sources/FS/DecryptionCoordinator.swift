@@ -1,0 +1,148 @@
+import ASiC
+import CDOC
+import Configuration
+import Foundation
+import Signing
+
+/// Decrypting the mounted encrypted container: checks the requests written to
+/// `decrypt/<method>`, runs one decryption at a time on a thread of its own (pinentry may ask
+/// for a PIN or password: `commandLine: false`), and says how it went (`status/current`,
+/// `status/last-error`). The files appear in the `EncryptedSpool` once everything decrypted
+/// and authenticated; a failed decryption leaves nothing, and may be tried again.
+final class DecryptionCoordinator: @unchecked Sendable {
+    enum State: Equatable {
+        case idle, running(DecryptionMethod), done(String), failed(String)
+    }
+
+    private let reader: EncryptedContainerReader
+    private let spool: EncryptedSpool
+    private let configuration: Configuration
+    private let errors: LastError
+    private let lock = NSLock()
+    private var state = State.idle
+    private let running = DispatchGroup()
+    /// Told after the files appeared (the kernel's view of the root is dropped).
+    var decrypted: (@Sendable () -> Void)?
+
+    init(reader: EncryptedContainerReader, spool: EncryptedSpool, configuration: Configuration, errors: LastError) {
+        self.reader = reader
+        self.spool = spool
+        self.configuration = configuration
+        self.errors = errors
+    }
+
+    var format: EncryptedFormat { reader.format }
+
+    /// Nothing decrypted and nothing running (a failed attempt left nothing either).
+    var isIdle: Bool {
+        switch lock.withLock({ state }) {
+        case .idle, .failed: true
+        case .running, .done: false
+        }
+    }
+    var recipients: [Recipient] { reader.recipients }
+
+    /// `status/current`: one line.
+    var currentText: String {
+        switch lock.withLock({ state }) {
+        case .idle: "idle\n"
+        case .running(let method): "decrypting: \(method.rawValue)\n"
+        case .done(let summary): "done: \(PrintableText.escaped(summary))\n"
+        case .failed(let reason): "failed: \(PrintableText.escaped(reason))\n"
+        }
+    }
+
+    /// One write to a request file: a mistake fails this write (EINVAL; EBUSY while a decryption
+    /// runs or once decrypted), and status/last-error says why.
+    func write(_ request: DecryptRequest, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        let method = request.method
+        guard !request.refused else {
+            throw errors.failure(EINVAL, "decrypt/\(method.rawValue): this request was refused already; open the file again")
+        }
+        do {
+            try checkStartable(method)
+            guard let text = try request.append(bytes, at: offset) else {
+                throw SigningParameterError("decrypt/\(method.rawValue): the request is not UTF-8 text")
+            }
+            if text.hasSuffix("\n") {
+                _ = try parse(method, text)
+            } else {
+                let ended = SigningParameters.scan(text).ended
+                _ = try SigningParameters.parse(arguments: ended, method: method.rawValue, allowed: method.parameterKeys)
+            }
+        } catch {
+            request.refused = true
+            let code = (error as? FileSystemError)?.code ?? EINVAL
+            throw errors.failure(code, (error as? FileSystemError)?.description ?? "\(error)")
+        }
+    }
+
+    private func parse(_ method: DecryptionMethod, _ text: String) throws -> SigningParameters {
+        let parameters = try method.parse(arguments: try SigningParameters.tokens(text))
+        try parameters.checkForMount(method: method.rawValue)
+        // The daemon has none of the writer's descriptors: refused at the write, not at the close.
+        if let key = parameters.values.keys.sorted().first(where: { $0.hasSuffix("-fd") }) {
+            throw SigningParameterError("\(method.rawValue): \(key)= is for the command line; in a mount pinentry asks "
+                + "(or give a file: \(key.dropLast(3))-file=PATH)")
+        }
+        return parameters
+    }
+
+    private func checkStartable(_ method: DecryptionMethod) throws {
+        switch lock.withLock({ state }) {
+        case .running(let other):
+            throw FileSystemError(EBUSY, "decrypt/\(method.rawValue): a decryption (\(other.rawValue)) is running; wait for status/current")
+        case .done:
+            throw FileSystemError(EBUSY, "decrypt/\(method.rawValue): the container is decrypted already")
+        default: break
+        }
+    }
+
+    /// The request's file was closed: a request that was not refused starts the decryption.
+    func take(_ request: DecryptRequest) {
+        guard !request.refused, let text = request.text else { return }
+        let method = request.method
+        let parameters: SigningParameters
+        do {
+            parameters = try parse(method, text)
+            try lock.withLock {
+                if case .running = state { throw FileSystemError(EBUSY, "decrypt/\(method.rawValue): a decryption is running") }
+                if case .done = state { throw FileSystemError(EBUSY, "decrypt/\(method.rawValue): the container is decrypted already") }
+                state = .running(method)
+            }
+        } catch {
+            errors.record((error as? FileSystemError)?.description ?? "\(error)")
+            return
+        }
+        running.enter()
+        let thread = Thread { [self] in
+            defer { running.leave() }
+            run(method, parameters)
+        }
+        thread.name = "asicfs-decrypt"
+        thread.start()
+    }
+
+    private func run(_ method: DecryptionMethod, _ parameters: SigningParameters) {
+        do {
+            let unlocker = try method.unlocker(parameters, configuration: configuration, commandLine: false)
+            try reader.decrypt(with: unlocker, into: spool)
+            spool.publish()
+            let count = spool.files.count
+            lock.withLock { state = .done("decrypted \(count) file\(count == 1 ? "" : "s") with \(method.rawValue)") }
+            decrypted?()
+        } catch {
+            spool.abandon()
+            let reason = "decrypting with \(method.rawValue) failed: \(error)"
+            lock.withLock { state = .failed(reason) }
+            errors.record(reason)
+        }
+    }
+
+    /// Unmount: the spool drops its key and files (a running decryption then fails at its next
+    /// write), and a decryption still running is given a moment to end (pinentry may hold it).
+    func close() {
+        spool.discard()
+        _ = running.wait(timeout: .now() + 5)
+    }
+}
