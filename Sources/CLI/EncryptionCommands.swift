@@ -38,29 +38,30 @@ let decryptCommand = Command(
             throw UsageError(error.description)
         }
         let path = arguments.positionals[0]
-        let reader = try EncryptedFile.open(path)
-        let unlocker = try method.unlocker(parameters, configuration: context.configuration, commandLine: true)
-        defer { EncryptedFile.wipe(unlocker) }
-        if let wanted = arguments.value("--stdout") {
-            let sink = OneFileToStandardOutput(wanted: wanted)
-            try reader.decrypt(with: unlocker, into: sink)
-            guard sink.found else { throw CDOCError(.io, "\(path) holds no file named '\(wanted)'") }
-            try sink.print()
+        return try EncryptedFile.reading(path) { reader in
+            let unlocker = try method.unlocker(parameters, configuration: context.configuration, commandLine: true)
+            defer { EncryptedFile.wipe(unlocker) }
+            if let wanted = arguments.value("--stdout") {
+                let sink = OneFileToStandardOutput(wanted: wanted)
+                try reader.decrypt(with: unlocker, into: sink)
+                guard sink.found else { throw CDOCError(.io, "\(path) holds no file named '\(wanted)'") }
+                try sink.print()
+                return 0
+            }
+            let folder = DecryptedFilesFolder(folder: arguments.value("--directory") ?? ".")
+            try folder.prepare()
+            do { try reader.decrypt(with: unlocker, into: folder) } catch {
+                folder.abandon()
+                throw error
+            }
+            let written = try folder.commit()
+            if arguments.has("--json") {
+                CommandJSON.success("decrypt", container: path, ["format": .text(reader.format.rawValue), "decrypted": CommandJSON.names(written)])
+            } else if !context.quiet {
+                Terminal.out(written.map { "decrypted \($0)" }.joined(separator: "\n"))
+            }
             return 0
         }
-        let folder = DecryptedFilesFolder(folder: arguments.value("--directory") ?? ".")
-        try folder.prepare()
-        do { try reader.decrypt(with: unlocker, into: folder) } catch {
-            folder.abandon()
-            throw error
-        }
-        let written = try folder.commit()
-        if arguments.has("--json") {
-            CommandJSON.success("decrypt", container: path, ["format": .text(reader.format.rawValue), "decrypted": CommandJSON.names(written)])
-        } else if !context.quiet {
-            Terminal.out(written.map { "decrypted \($0)" }.joined(separator: "\n"))
-        }
-        return 0
     })
 
 let encryptCommand = Command(
@@ -123,11 +124,13 @@ let encryptCommand = Command(
 
 /// Opening and creating encrypted container files for the commands.
 enum EncryptedFile {
-    static func open(_ path: String) throws -> EncryptedContainerReader {
+    /// Runs `body` with the reader of `path`. The readers read the payload through the open
+    /// descriptor when they decrypt (CDOC2 streams it), so it stays open until `body` returns.
+    static func reading<R>(_ path: String, _ body: (EncryptedContainerReader) throws -> R) throws -> R {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw ContainerError.io(path: path, operation: "cannot open", errno: errno) }
         defer { close(descriptor) }
-        return try EncryptedContainer.open(descriptor: descriptor)
+        return try body(try EncryptedContainer.open(descriptor: descriptor))
     }
 
     /// Writes `path` through a private temporary file beside it, linked to its name only when
