@@ -14,6 +14,9 @@ let decryptCommand = Command(
     Decrypts an encrypted DigiDoc container (CDOC 1.0, 1.1 or CDOC2, told by content) with one of:
     \(DecryptionMethod.allCases.map { "  " + $0.usage }.joined(separator: "\n"))
     The recipient that matches the key is chosen; several matching ones are an error naming them.
+    With id-card and pkcs11 the private key never leaves the card or token, which computes the
+    key agreement (or unwraps an RSA-wrapped key); PIN1 or the token's PIN comes from pin-fd=,
+    else it is asked as PIN2 is for signing. `man asicfs`, THE ID-CARD, says more.
     Passphrases and passwords come from the *-file= or *-fd= parameter, else pinentry (setting
     pinentry), else the terminal. The files appear in DIR (default: the current folder, mode
     0600) only after everything decrypted and authenticated, and never over an existing name;
