@@ -71,7 +71,6 @@ let package = Package(
         // Benchmark harness (run by `make bench`, not by CI).
         .executableTarget(name: "asicfs-bench", dependencies: ["ASiC", "Crypto", "Signing"], path: "Benchmarks/asicfs-bench"),
         // CDOC2 decrypt/encrypt without the CLI: the CI corpus check and the CDOC benchmark.
-        .executableTarget(name: "cdoc-check", dependencies: ["CDOC", "Crypto"], path: "Benchmarks/cdoc-check"),
 
         // The tests make their own data: Tests/TestTools and contrib/testpki (no copied files).
         .testTarget(name: "ASiCTests", dependencies: ["ASiC", "Crypto", "TestTools"]),

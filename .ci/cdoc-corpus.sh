@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# CI-only check (not part of `make test`): decrypts every sample in ../shared/corpus/cdoc/files
-# (other projects' files and their published test keys, read in place, never copied) with
-# `asicfs decrypt` and compares the result with .ci/cdoc-corpus.tsv: the files' names, sizes and
+# CI-only check (not part of `make test`): decrypts every sample, CDOC 1.x and CDOC2, in
+# ../shared/corpus/cdoc/files (other projects' files and their published test keys, read in place,
+# never copied) with `asicfs decrypt` and compares the result with .ci/cdoc-corpus.tsv: the files' names, sizes and
 # SHA-256, or the JSON error code of a failure, after which the output folder must be empty.
 # A sample without a row is listed as unchecked (rows are added as formats are implemented).
 set -uo pipefail

@@ -16,7 +16,9 @@ enum CDOC1Payload {
         defer { SecretBytes.zero(&plain) }
         if document.mimeType == CDOC1Names.zlibMimeType {
             let limit = document.property("OriginalSize").flatMap { Int($0) }
-            plain = try CDOC1Zlib.inflate(plain, limit: limit ?? Int(Int32.max) - 1)
+            let inflated = try ZlibInflater.inflate(plain, limit: limit ?? Int(Int32.max) - 1)
+            SecretBytes.zero(&plain)
+            plain = inflated
         }
         let realType = document.mimeType == CDOC1Names.zlibMimeType ? document.property("OriginalMimeType") : document.mimeType
         if let realType, CDOC1Names.ddocMimeTypes.contains(realType) {

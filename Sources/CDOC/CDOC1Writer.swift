@@ -30,15 +30,15 @@ public struct CDOC1Writer: EncryptedContainerWriter {
         var payload = files.count == 1 ? contents[0] : DDOCBuilder.document(names: files.map(\.name), contents: contents)
         defer { SecretBytes.zero(&payload) }
 
-        let transportKey = try RandomBytes.key(format == .cdoc10 ? 16 : 32)
+        let transportKey = try SecureRandom.secret(format == .cdoc10 ? 16 : 32)
         defer { transportKey.wipe() }
         let encrypted: [UInt8]
         if format == .cdoc10 {
             CDOC1Padding.addX923(&payload)
-            let iv = try RandomBytes.make(AES.blockSize)
+            let iv = try SecureRandom.bytes(AES.blockSize)
             encrypted = iv + (try AESCBCPadded.encrypt(key: transportKey, iv: iv, payload))
         } else {
-            let iv = try RandomBytes.make(AESGCM.ivLength)
+            let iv = try SecureRandom.bytes(AESGCM.ivLength)
             let sealed = try AESGCM.seal(key: transportKey, iv: iv, payload)
             encrypted = iv + sealed.ciphertext + sealed.tag
         }

@@ -46,7 +46,7 @@ enum CDOC2RecipientChoice {
     static func needsKeyServer(_ record: CDOC2Header.Record) -> CDOCError {
         var server = ""
         if case .keyServer(_, _, let id, _) = record.capsule { server = id }
-        return CDOCError(.needsKeyServer, "this recipient's key is kept on the CDOC2 key server \(CDOC2FileName.escaped(server)), which asicfs does not contact")
+        return CDOCError(.needsKeyServer, "this recipient's key is kept on the CDOC2 key server '\(SafeFileName.escaped(server))', which asicfs does not contact")
     }
 
     private static func chosen(_ records: [CDOC2Header.Record], _ label: String?) -> [CDOC2Header.Record] {
@@ -56,12 +56,12 @@ enum CDOC2RecipientChoice {
         }
     }
 
-    private static func named(_ label: String?) -> String { label.map { " labelled \(CDOC2FileName.escaped($0))" } ?? "" }
+    private static func named(_ label: String?) -> String { label.map { " labelled '\(SafeFileName.escaped($0))'" } ?? "" }
 
     private static func one(of records: [CDOC2Header.Record], none: String) throws -> CDOC2Header.Record {
         guard let first = records.first else { throw CDOCError(.noRecipient, none) }
         guard records.count == 1 else {
-            let names = records.map { CDOC2FileName.escaped(CDOC2KeyLabel.displayName($0.keyLabel)) }.joined(separator: ", ")
+            let names = records.map { "'\(SafeFileName.escaped(CDOC2KeyLabel.displayName($0.keyLabel)))'" }.joined(separator: ", ")
             throw CDOCError(.severalRecipients, "several recipients fit (\(names)); choose one by its label")
         }
         return first

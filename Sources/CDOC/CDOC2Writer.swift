@@ -35,16 +35,14 @@ public struct CDOC2Writer: EncryptedContainerWriter {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         defer { SecretBytes.zero(&buffer) }
         for file in files {
-            guard CDOC2FileName.isSafe(file.name) else {
-                throw CDOCError(.unsafeName, "cannot encrypt a file named \(CDOC2FileName.escaped(file.name)): the name is not allowed in CDOC2")
-            }
-            guard names.insert(file.name).inserted else { throw CDOCError(.unsafeName, "two files are named \(CDOC2FileName.escaped(file.name))") }
+            try SafeFileName.check(file.name)
+            guard names.insert(file.name).inserted else { throw CDOCError(.unsafeName, "two files are named '\(SafeFileName.escaped(file.name))'") }
             try TarWriter.header(name: file.name, size: file.size).withUnsafeBytes(tar)
             var remaining = file.size
             while remaining > 0 {
                 let want = Int(min(Int64(buffer.count), remaining))
                 let got = try buffer.withUnsafeMutableBytes { try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want])) }
-                guard got > 0 else { throw CDOCError(.io, "\(CDOC2FileName.escaped(file.name)) became shorter while it was encrypted") }
+                guard got > 0 else { throw CDOCError(.io, "'\(SafeFileName.escaped(file.name))' became shorter while it was encrypted") }
                 try buffer.withUnsafeBytes { try tar(UnsafeRawBufferPointer(rebasing: $0[..<got])) }
                 remaining -= Int64(got)
             }

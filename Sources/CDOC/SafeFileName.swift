@@ -2,7 +2,8 @@
 /// `DataFile@Filename`, CDOC2 tar entries): a name is one plain file name in the folder it is
 /// unpacked into, or it is refused. Nothing is "repaired": a refused name fails the whole
 /// container, so what is written is always what the sender named. The rules are the CDOC2
-/// unpacking rules (spec ch03, cdoc2-java `FileNameValidator`) plus what Linux itself needs.
+/// unpacking rules (spec ch03, cdoc2-java `FileNameValidator`) plus what Linux itself needs;
+/// both formats, reading and writing, use this one rule.
 public enum SafeFileName {
     /// Longest name in bytes: Linux's NAME_MAX (the CDOC2 spec allows more, which no file here can have).
     public static let maximumBytes = 255
@@ -32,6 +33,17 @@ public enum SafeFileName {
         return name
     }
 
+    /// The name of raw bytes (a tar header's) when they are UTF-8 and a safe name.
+    public static func checked(_ raw: [UInt8]) throws -> String {
+        guard let name = String(validating: raw, as: UTF8.self) else {
+            throw CDOCError(.unsafeName, "the file name '\(escaped(String(decoding: raw, as: UTF8.self)))' is refused: it is not valid UTF-8")
+        }
+        return try check(name)
+    }
+
+    /// Whether `check` would accept `name`.
+    public static func isSafe(_ name: String) -> Bool { (try? check(name)) != nil }
+
     /// Checks every name and that no two are the same (a second file must not replace the first).
     public static func checkAll(_ names: [String]) throws {
         var seen = Set<String>()
@@ -43,16 +55,18 @@ public enum SafeFileName {
         }
     }
 
-    /// C0/C1 controls, DEL, bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069),
-    /// and the non-characters U+FFFE/U+FFFF.
+    /// C0/C1 controls, DEL, the line and paragraph separators (U+2028/U+2029: a line break to
+    /// a terminal), bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069), and the
+    /// non-characters U+FFFE/U+FFFF.
     static func isControlOrDirectional(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0..<0x20, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069, 0xFFFE, 0xFFFF: true
+        case 0..<0x20, 0x7F...0x9F, 0x2028...0x202E, 0x2066...0x2069, 0xFFFE, 0xFFFF: true
         default: false
         }
     }
 
-    /// A name as it may appear in a message: controls and the characters above as \u{…}.
+    /// A name (or a label, a server name) as it may appear in a one-line message: controls and
+    /// the characters above as \u{…}, at most 300 characters.
     public static func escaped(_ name: String) -> String {
         var text = ""
         for scalar in name.unicodeScalars.prefix(300) {

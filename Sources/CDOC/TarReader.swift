@@ -116,7 +116,7 @@ final class TarReader {
             case UInt8(ascii: "3"), UInt8(ascii: "4"), UInt8(ascii: "6"): "a device or pipe"
             default: "an entry of tar type \(UnicodeScalar(type).escaped(asASCII: true))"
             }
-            throw CDOCError(.unsafeName, "the container holds \(what) (\(CDOC2FileName.escaped(Self.name(of: header)))); only plain files are allowed")
+            throw CDOCError(.unsafeName, "the container holds \(what) ('\(SafeFileName.escaped(Self.name(of: header)))'); only plain files are allowed")
         }
     }
 
@@ -130,9 +130,9 @@ final class TarReader {
         }
         paxPath = nil
         paxSize = nil
-        let name = try CDOC2FileName.checked(raw)
+        let name = try SafeFileName.checked(raw)
         guard names.insert(name).inserted else {
-            throw CDOCError(.unsafeName, "the container holds two files named \(CDOC2FileName.escaped(name))")
+            throw CDOCError(.unsafeName, "the container holds two files named '\(SafeFileName.escaped(name))'")
         }
         try sink.begin(name: name, size: size)
         fileLength = size

@@ -3,6 +3,7 @@ import Crypto
 
 /// A zlib (RFC 1950) stream inflated as its bytes arrive, with a bomb guard: the output may not
 /// exceed `maximumOutput`, and past `ratioGrace` bytes not `maximumRatio` times the input.
+/// CDOC2's payload and libdigidoc's optional zlib layer in CDOC 1.x both go through it.
 final class ZlibInflater {
     struct Limits {
         var maximumOutput: Int64 = 1 << 40
@@ -34,7 +35,7 @@ final class ZlibInflater {
     /// Inflates `input`, handing the output to `body` in pieces.
     func feed(_ input: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard input.count > 0 else { return }
-        guard !finished else { throw CDOCError(.malformed, "the CDOC2 payload has data after its compressed stream") }
+        guard !finished else { throw CDOCError(.malformed, "the compressed payload has data after its end") }
         stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: Bytef.self))
         stream.avail_in = uInt(input.count)
         consumed += Int64(input.count)
@@ -46,23 +47,40 @@ final class ZlibInflater {
             let (status, count) = buffer.withUnsafeMutableBytes { out -> (Int32, Int) in
                 stream.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
                 stream.avail_out = uInt(out.count)
-                let status = inflate(&stream, Z_NO_FLUSH)
+                let status = CZlib.inflate(&stream, Z_NO_FLUSH)
                 return (status, out.count - Int(stream.avail_out))
             }
             switch status {
             case Z_OK, Z_BUF_ERROR: break
             case Z_STREAM_END: finished = true
-            default: throw CDOCError(.malformed, "the CDOC2 payload is not a valid zlib stream")
+            default: throw CDOCError(.malformed, "the compressed payload is not a valid zlib stream")
             }
             produced += Int64(count)
             if produced > limits.maximumOutput || (produced > limits.ratioGrace && produced > consumed * limits.maximumRatio) {
-                throw CDOCError(.limit, "the CDOC2 payload inflates far beyond its size (a compression bomb?)")
+                throw CDOCError(.limit, "the compressed payload inflates to more than \(limits.maximumOutput) bytes or far beyond its size (a compression bomb?)")
             }
             if count > 0 { try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<count])) } }
             if status == Z_BUF_ERROR && count == 0 { break }
             bufferFilled = count == buffer.count
         } while !finished && (stream.avail_in > 0 || bufferFilled)
-        if finished && stream.avail_in > 0 { throw CDOCError(.malformed, "the CDOC2 payload has data after its compressed stream") }
+        if finished && stream.avail_in > 0 { throw CDOCError(.malformed, "the compressed payload has data after its end") }
+    }
+
+    /// A whole stream in memory, to at most `limit` bytes (CDOC 1.x: the size the file declares).
+    static func inflate(_ input: [UInt8], limit: Int) throws -> [UInt8] {
+        let inflater = try ZlibInflater(limits: Limits(maximumOutput: Int64(limit)))
+        var output: [UInt8] = []
+        do {
+            try input.withUnsafeBytes { try inflater.feed($0) { output += $0 } }
+        } catch {
+            SecretBytes.zero(&output)
+            throw error
+        }
+        guard inflater.finished else {
+            SecretBytes.zero(&output)
+            throw CDOCError(.malformed, "the compressed payload is not a complete zlib stream")
+        }
+        return output
     }
 }
 

@@ -33,8 +33,10 @@ enum EncryptedListing {
              return .object(fields)
          }),
          "recipients": .list(reader.recipients.map { recipient in
-             .object(["kind": .text(recipient.kind.rawValue), "subject": .text(recipient.certificate?.subjectLine ?? ""),
-                      "label": .text(recipient.label), "name": .text(recipient.displayName)])
+             var fields: [String: CommandJSON.Value] = ["kind": .text(recipient.kind.rawValue), "subject": .text(recipient.certificate?.subjectLine ?? ""),
+                                                         "label": .text(recipient.label), "name": .text(recipient.displayName)]
+             if let server = recipient.keyServerID { fields["key_server"] = .text(server) }
+             return .object(fields)
          })]
     }
 
@@ -44,7 +46,8 @@ enum EncryptedListing {
         var lines = ["\(PrintableText.escaped(path)): \(reader.format.rawValue), encrypted for \(recipients.count) "
             + "recipient\(recipients.count == 1 ? "" : "s"), \(files.count) listed file\(files.count == 1 ? "" : "s")"]
         for recipient in recipients {
-            lines.append("  recipient: \(recipient.kind.rawValue)  \(PrintableText.escaped(recipient.displayName))")
+            let server = recipient.keyServerID.map { "  (needs the key server \(PrintableText.escaped($0)), which asicfs does not contact)" } ?? ""
+            lines.append("  recipient: \(recipient.kind.rawValue)  \(PrintableText.escaped(recipient.displayName))\(server)")
         }
         for file in files {
             let size = file.size.map(String.init) ?? "?"

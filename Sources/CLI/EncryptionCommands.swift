@@ -14,6 +14,9 @@ let decryptCommand = Command(
     Decrypts an encrypted DigiDoc container (CDOC 1.0, 1.1 or CDOC2, told by content) with one of:
     \(DecryptionMethod.allCases.map { "  " + $0.usage }.joined(separator: "\n"))
     The recipient that matches the key is chosen; several matching ones are an error naming them.
+    With id-card and pkcs11 the private key never leaves the card or token, which computes the
+    key agreement (or unwraps an RSA-wrapped key); PIN1 or the token's PIN comes from pin-fd=,
+    else it is asked as PIN2 is for signing. `man asicfs`, THE ID-CARD, says more.
     Passphrases and passwords come from the *-file= or *-fd= parameter, else pinentry (setting
     pinentry), else the terminal. The files appear in DIR (default: the current folder, mode
     0600) only after everything decrypted and authenticated, and never over an existing name;
@@ -38,29 +41,30 @@ let decryptCommand = Command(
             throw UsageError(error.description)
         }
         let path = arguments.positionals[0]
-        let reader = try EncryptedFile.open(path)
-        let unlocker = try method.unlocker(parameters, configuration: context.configuration, commandLine: true)
-        defer { EncryptedFile.wipe(unlocker) }
-        if let wanted = arguments.value("--stdout") {
-            let sink = OneFileToStandardOutput(wanted: wanted)
-            try reader.decrypt(with: unlocker, into: sink)
-            guard sink.found else { throw CDOCError(.io, "\(path) holds no file named '\(wanted)'") }
-            try sink.print()
+        return try EncryptedFile.reading(path) { reader in
+            let unlocker = try method.unlocker(parameters, configuration: context.configuration, commandLine: true)
+            defer { EncryptedFile.wipe(unlocker) }
+            if let wanted = arguments.value("--stdout") {
+                let sink = OneFileToStandardOutput(wanted: wanted)
+                try reader.decrypt(with: unlocker, into: sink)
+                guard sink.found else { throw CDOCError(.io, "\(path) holds no file named '\(wanted)'") }
+                try sink.print()
+                return 0
+            }
+            let folder = DecryptedFilesFolder(folder: arguments.value("--directory") ?? ".")
+            try folder.prepare()
+            do { try reader.decrypt(with: unlocker, into: folder) } catch {
+                folder.abandon()
+                throw error
+            }
+            let written = try folder.commit()
+            if arguments.has("--json") {
+                CommandJSON.success("decrypt", container: path, ["format": .text(reader.format.rawValue), "decrypted": CommandJSON.names(written)])
+            } else if !context.quiet {
+                Terminal.out(written.map { "decrypted \($0)" }.joined(separator: "\n"))
+            }
             return 0
         }
-        let folder = DecryptedFilesFolder(folder: arguments.value("--directory") ?? ".")
-        try folder.prepare()
-        do { try reader.decrypt(with: unlocker, into: folder) } catch {
-            folder.abandon()
-            throw error
-        }
-        let written = try folder.commit()
-        if arguments.has("--json") {
-            CommandJSON.success("decrypt", container: path, ["format": .text(reader.format.rawValue), "decrypted": CommandJSON.names(written)])
-        } else if !context.quiet {
-            Terminal.out(written.map { "decrypted \($0)" }.joined(separator: "\n"))
-        }
-        return 0
     })
 
 let encryptCommand = Command(
@@ -123,11 +127,13 @@ let encryptCommand = Command(
 
 /// Opening and creating encrypted container files for the commands.
 enum EncryptedFile {
-    static func open(_ path: String) throws -> EncryptedContainerReader {
+    /// Runs `body` with the reader of `path`. The readers read the payload through the open
+    /// descriptor when they decrypt (CDOC2 streams it), so it stays open until `body` returns.
+    static func reading<R>(_ path: String, _ body: (EncryptedContainerReader) throws -> R) throws -> R {
         let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw ContainerError.io(path: path, operation: "cannot open", errno: errno) }
         defer { close(descriptor) }
-        return try EncryptedContainer.open(descriptor: descriptor)
+        return try body(try EncryptedContainer.open(descriptor: descriptor))
     }
 
     /// Writes `path` through a private temporary file beside it, linked to its name only when

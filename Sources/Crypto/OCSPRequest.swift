@@ -22,7 +22,7 @@ public struct OCSPRequest: Sendable {
     /// `nonce: nil` sends none.
     public static func make(certificate: Certificate, issuer: Certificate, hash: DigestAlgorithm = .sha1,
                             nonce: Nonce? = .random) throws -> OCSPRequest {
-        let nonce = nonce == .random ? .octetString(try TimeStampAndOCSP.randomBytes(32)) : nonce
+        let nonce = nonce == .random ? .octetString(try SecureRandom.bytes(32)) : nonce
         guard hash == .sha1 || hash == .sha256 else {
             throw CryptoError("OCSP CertIDs are made with SHA-1 or SHA-256, not \(hash.rawValue)")
         }

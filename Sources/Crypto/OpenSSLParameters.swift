@@ -68,6 +68,7 @@ enum OpenSSLKDF {
             SecretBytes.zero(&out)
             throw CryptoError("\(name) failed: \(OpenSSLError.last())")
         }
+        defer { SecretBytes.zero(&out) }
         return SecretBytes(out)
     }
 }

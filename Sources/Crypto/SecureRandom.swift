@@ -1,6 +1,6 @@
 import COpenSSL
 
-/// Random bytes from OpenSSL's DRBG: keys, salts, nonces.
+/// Random bytes from OpenSSL's DRBG: keys, IVs, salts, nonces.
 public enum SecureRandom {
     public static func bytes(_ count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
@@ -8,5 +8,10 @@ public enum SecureRandom {
         return bytes
     }
 
-    public static func secret(_ count: Int) throws -> SecretBytes { SecretBytes(try bytes(count)) }
+    /// A new secret key of `count` bytes; the working copy is wiped.
+    public static func secret(_ count: Int) throws -> SecretBytes {
+        var bytes = try bytes(count)
+        defer { SecretBytes.zero(&bytes) }
+        return SecretBytes(bytes)
+    }
 }

@@ -9,12 +9,6 @@ public typealias HTTPPost = @Sendable (_ url: String, _ body: [UInt8], _ content
 
 /// Small OpenSSL chores shared by the time-stamp and OCSP code.
 enum TimeStampAndOCSP {
-    static func randomBytes(_ count: Int) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        guard RAND_bytes(&bytes, Int32(count)) == 1 else { throw CryptoError("no random bytes: \(OpenSSLError.last())") }
-        return bytes
-    }
-
     /// DER through an OpenSSL i2d function (called twice: once for the length, once to write).
     static func der(_ encode: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?) -> Int32) -> [UInt8]? {
         let length = encode(nil)

@@ -19,9 +19,9 @@ public struct TimeStampRequest: Sendable {
         guard digest.count == algorithm.length else {
             throw CryptoError("a \(algorithm.rawValue) imprint has \(algorithm.length) bytes, not \(digest.count)")
         }
-        var nonce = try TimeStampAndOCSP.randomBytes(20)
+        var nonce = try SecureRandom.bytes(20)
         // A zero first byte would make the INTEGER shorter than 20 bytes.
-        while nonce[0] == 0 { nonce[0] = try TimeStampAndOCSP.randomBytes(1)[0] }
+        while nonce[0] == 0 { nonce[0] = try SecureRandom.bytes(1)[0] }
 
         guard let request = TS_REQ_new(), let imprint = TS_MSG_IMPRINT_new(), let hash = X509_ALGOR_new() else {
             throw CryptoError("out of memory")

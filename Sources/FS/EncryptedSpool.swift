@@ -33,7 +33,7 @@ final class EncryptedSpool: PlainFileSink, @unchecked Sendable {
 
     init(containerPath: String) throws {
         self.containerPath = containerPath
-        cipher = try CounterModeCipher(key: try RandomBytes.key(CounterModeCipher.keySize))
+        cipher = try CounterModeCipher(key: try SecureRandom.secret(CounterModeCipher.keySize))
     }
 
     /// The decrypted files, in the container's order; empty before decryption.
@@ -51,7 +51,7 @@ final class EncryptedSpool: PlainFileSink, @unchecked Sendable {
             }
             if folder == nil { folder = try Self.makeFolder(forContainer: containerPath) }
             let (spoolName, file) = try folder!.createFile()
-            current = (name, spoolName, file, try RandomBytes.make(CounterModeCipher.nonceSize), 0)
+            current = (name, spoolName, file, try SecureRandom.bytes(CounterModeCipher.nonceSize), 0)
         }
     }
 

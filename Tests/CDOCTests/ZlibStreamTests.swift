@@ -43,4 +43,16 @@ final class ZlibStreamTests: XCTestCase {
             XCTAssertEqual(($0 as? CDOCError)?.code, .limit)
         }
     }
+
+    /// The whole-buffer form CDOC 1.x uses: exactly the limit inflates, one byte over is a bomb,
+    /// a truncated stream is malformed.
+    func testWholeBufferInflateKeepsTheLimitAndWantsTheWholeStream() throws {
+        let plain = Array(String(repeating: "Õunad ja pirnid. ", count: 3000).utf8)
+        let compressed = try compress(plain)
+        XCTAssertEqual(try ZlibInflater.inflate(compressed, limit: plain.count), plain)
+        XCTAssertThrowsError(try ZlibInflater.inflate(compressed, limit: plain.count - 1)) { XCTAssertEqual(($0 as? CDOCError)?.code, .limit) }
+        XCTAssertThrowsError(try ZlibInflater.inflate(Array(compressed.dropLast(4)), limit: plain.count)) {
+            XCTAssertEqual(($0 as? CDOCError)?.code, .malformed)
+        }
+    }
 }

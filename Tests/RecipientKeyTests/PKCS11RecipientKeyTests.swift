@@ -16,8 +16,12 @@ final class PKCS11RecipientKeyTests: XCTestCase {
         folder = NSTemporaryDirectory() + "asicfs-keys-pkcs11-\(getpid())"
         do {
             let tokens = try SoftHSMTokens(folder: folder + "/softhsm")
-            // SoftHSM reads its configuration when this process first loads it.
-            for (name, value) in tokens.environment { setenv(name, value, 1) }
+            // SoftHSM reads its configuration when this process first loads it. Only that
+            // variable: the tokens' PCSCLITE_CSOCK_NAME (no pcscd) stayed in this process's
+            // environment, which Foundation keeps, and every later class's virtual readers then
+            // could not reach their pcscd. Put back in tearDown.
+            savedEnvironment = getenv("SOFTHSM2_CONF").map { String(cString: $0) }
+            setenv("SOFTHSM2_CONF", tokens.environment["SOFTHSM2_CONF"]!, 1)
             var identities: [SoftHSMTokens.Identity] = []
             for (index, (name, algorithm, usage)) in [("ec256", "-algorithm EC -pkeyopt ec_paramgen_curve:P-256", "keyAgreement"),
                                                       ("ec384", "-algorithm EC -pkeyopt ec_paramgen_curve:P-384", "keyAgreement"),
@@ -37,7 +41,12 @@ final class PKCS11RecipientKeyTests: XCTestCase {
         }
     }
 
-    override class func tearDown() { try? FileManager.default.removeItem(atPath: folder) }
+    nonisolated(unsafe) static var savedEnvironment: String?
+
+    override class func tearDown() {
+        if let savedEnvironment { setenv("SOFTHSM2_CONF", savedEnvironment, 1) } else { unsetenv("SOFTHSM2_CONF") }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
 
     override func setUpWithError() throws {
         if let failure = Self.setUpFailure { throw ShellError("the SoftHSM token could not be made: \(failure)") }
