@@ -101,7 +101,7 @@ final class EncryptedSpool: PlainFileSink, @unchecked Sendable {
 
     /// Beside the container, on its disk (the runtime folder may be a small tmpfs); where that
     /// folder cannot be written (read-only storage), in the daemon's private folder.
-    private static func makeFolder(forContainer container: String) throws -> SpoolFolder {
+    static func makeFolder(forContainer container: String) throws -> SpoolFolder {
         if access(PathText.folder(of: container), W_OK) == 0 { return try SpoolFolder.make(forContainer: container) }
         let own = try PrivateFolder.ensure(MountRegistry.folder)
         return try SpoolFolder.make(forContainer: own + "/" + PathText.lastComponent(of: container))

@@ -1,4 +1,5 @@
 import ASiC
+import CDOC
 import CFuse3
 import Configuration
 import Foundation
@@ -64,15 +65,31 @@ public enum Mounter {
         }
         // An empty file is made a container too, as `asicfs create` does (`touch x.asice` first is common).
         let emptyFile = containerStatus.st_mode & S_IFMT == S_IFREG && containerStatus.st_size == 0
+        // A new encrypted container (.cdoc, .cdoc2) is a folder to fill and seal: nothing is
+        // written until it is sealed (the extension tells the format: there are no bytes yet).
+        var sealing: EncryptedFormat?
         if request.createIfMissing, access(request.container, F_OK) != 0 || emptyFile {
-            try Container.create(at: request.container, files: [])
-            _ = stat(request.container, &containerStatus)
+            sealing = Sealer.format(forNewContainer: request.container)
+            if sealing == nil {
+                try Container.create(at: request.container, files: [])
+                _ = stat(request.container, &containerStatus)
+            }
         }
-        guard let containerPath = realpath(request.container, nil) else {
-            throw ContainerError.io(path: request.container, operation: "cannot open", errno: errno)
+        if sealing != nil {
+            let folder = PathText.folder(of: request.container)
+            guard let real = realpath(folder.isEmpty ? "." : folder, nil) else {
+                throw ContainerError.io(path: folder, operation: "cannot write into", errno: errno)
+            }
+            request.container = String(cString: real) + "/" + PathText.lastComponent(of: request.container)
+            free(real)
+            containerStatus.st_mtim = timespec(tv_sec: time(nil), tv_nsec: 0)
+        } else {
+            guard let containerPath = realpath(request.container, nil) else {
+                throw ContainerError.io(path: request.container, operation: "cannot open", errno: errno)
+            }
+            request.container = String(cString: containerPath)
+            free(containerPath)
         }
-        request.container = String(cString: containerPath)
-        free(containerPath)
         try MountPlacement.check(container: request.container, mountpoint: request.mountpoint, browsing: browsing)
 
         // Trust files the configuration names are read now (a bad path fails the mount); the
@@ -89,6 +106,10 @@ public enum Mounter {
                                               environment: environment, openContainers: request.openContainers)
             browseSource = source
             gate = MountGate(ready: source)
+        } else if let sealing {
+            let (path, configuration) = (request.container, request.configuration)
+            gate = MountGate()
+            check = { try SealingMount(containerPath: path, format: sealing, configuration: configuration) }
         } else {
             // The container's folder is held from now on: a folder renamed away (or swapped for a
             // link) on disk never redirects its saves, the lock's path included.

@@ -44,7 +44,14 @@ enum TestHooks {
     /// before it asks the card (as a slow card would), with `PATH.held` present.
     static let cardStatusGate = TestGate.path("ASICFS_TEST_HOLD_CARD_STATUS")
 
+    /// `ASICFS_TEST_HOLD_SEAL=PATH`: while PATH exists, a seal waits after the container's
+    /// bytes are written and synced and before they get the container's name, with `PATH.held`
+    /// present (a test kills the daemon there: nothing may be left).
+    static let sealGate = TestGate.path("ASICFS_TEST_HOLD_SEAL")
+
     static func holdSave() { hold(saveGate) }
+
+    static func beforeSealLink() { hold(sealGate) }
 
     static func holdCardStatus() { hold(cardStatusGate) }
 
