@@ -47,7 +47,11 @@ let mountCommand = Command(
                      written where it is: read-only storage, no right to write there)
       nonempty       mount on a folder that is not empty or has a mount on it already
                      (refused otherwise: the mount would hide what is there)
-      create         create an empty container if CONTAINER does not exist
+      create         create an empty container if CONTAINER does not exist; a missing
+                     (or 0-byte) *.cdoc or *.cdoc2 is a new encrypted container (CDOC 1.1,
+                     CDOC2 by the extension): copy files in, write certificates (PEM) or
+                     "password-file=PATH" or "password" to .asicfs/recipients, then
+                     "echo seal > .asicfs/seal" (or unmount) writes it atomically
       open-containers=N  browse mode: containers kept open at once (default 64)
       allow_other    let other users see the mount (needs user_allow_other in /etc/fuse.conf)
       debug          libfuse debug output (implies -f)
