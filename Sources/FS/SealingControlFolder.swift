@@ -65,7 +65,7 @@ final class SealingControlFolder: MountPart, @unchecked Sendable {
 
     func attributes(of file: AnyObject) throws -> NodeAttributes {
         guard let open = file as? OpenFile else { throw FileSystemError(EBADF) }
-        return try attributes(open.node == .root ? "" : name(of: open.node))
+        return try attributes(name(of: open.node))
     }
 
     private func name(of node: Node) -> String {

@@ -25,7 +25,7 @@ final class SealingFiles: MountPart, @unchecked Sendable {
     }
 
     private func file(_ name: String) throws -> SealSpool.File {
-        guard let file = spool.file(named: name) else { throw FileSystemError(name.contains("/") ? ENOENT : ENOENT) }
+        guard let file = spool.file(named: name) else { throw FileSystemError(ENOENT) }
         return file
     }
 
