@@ -56,6 +56,21 @@ final class CDOC1StreamTests: CDOCTestCase {
         }
     }
 
+    /// A document in UTF-16 (byte order mark and declaration) is gathered and converted first, as
+    /// `SafeXMLDocument.parse` does; pieces cut inside a UTF-16 code unit change nothing.
+    func testAUTF16DocumentReadsTheSame() throws {
+        let transportKey = SecretBytes(randomBytes(32))
+        let plain = randomBytes(5_000)
+        let utf8 = String(decoding: try document(plain, transportKey: transportKey, crlf: false), as: UTF8.self)
+            .replacingOccurrences(of: "encoding=\"UTF-8\"", with: "encoding=\"UTF-16\"")
+        let utf16 = [UInt8]([0xFF, 0xFE]) + utf8.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        for sizes in [[utf16.count], [1], [3, 5]] {
+            let (document, decrypted) = try read(utf16, pieces: sizes, key: transportKey)
+            XCTAssertEqual(decrypted, plain, "pieces \(sizes)")
+            XCTAssertEqual(document.property("Filename"), fileName, "pieces \(sizes)")
+        }
+    }
+
     func testBase64CutInsideGroupsAndPaddingDecodesAndBadTextIsRefusedInAnyPiece() throws {
         func decode(_ text: String, pieces size: Int) throws -> [UInt8] {
             var decoder = CDOC1Base64Decoder(), out: [UInt8] = []
