@@ -16,7 +16,8 @@ enum CDOC1Payload {
     static let bufferedLimit = 512 << 20
 
     /// Decrypts the payload read again from `descriptor` with the transport key into `sink`.
-    static func decrypt(_ document: CDOC1Document, from descriptor: Int32, key: SecretBytes, into sink: PlainFileSink) throws {
+    static func decrypt(_ document: CDOC1Document, from descriptor: Int32, key: SecretBytes, into sink: PlainFileSink,
+                        limit: Int = bufferedLimit) throws {
         let gcm = try checkCipher(document, key: key)
         if let name = try streamedFileName(document) {
             do {
@@ -34,14 +35,14 @@ enum CDOC1Payload {
         var plain: [UInt8] = []
         defer { SecretBytes.zero(&plain) }
         let decryptor = CDOC1PayloadDecryptor(gcm: gcm, key: key) { bytes in
-            guard plain.count + bytes.count <= bufferedLimit else {
-                throw CDOCError(.limit, "a DDOC or compressed CDOC 1.x payload larger than \(bufferedLimit >> 20) MiB is not read")
+            guard plain.count + bytes.count <= limit else {
+                throw CDOCError(.limit, "a DDOC or compressed CDOC 1.x payload larger than \(limit >> 20) MiB is not read")
             }
             plain += bytes
         }
         _ = try CDOC1Stream.read(descriptor, payload: decryptor.take)
         try decryptor.finish()
-        try deliver(try files(of: document, plain: plain), to: sink)
+        try deliver(try files(of: document, plain: plain, limit: limit), to: sink)
     }
 
     /// The file's name when the payload is one plain file (neither zlib nor a DDOC), checked.
@@ -61,12 +62,12 @@ enum CDOC1Payload {
     }
 
     /// The files of a payload decrypted into memory (zlib and/or DDOC).
-    static func files(of document: CDOC1Document, plain decrypted: [UInt8]) throws -> [File] {
+    static func files(of document: CDOC1Document, plain decrypted: [UInt8], limit: Int) throws -> [File] {
         var plain = decrypted
         defer { SecretBytes.zero(&plain) }
         if document.mimeType == CDOC1Names.zlibMimeType {
-            let limit = document.property("OriginalSize").flatMap { Int($0) }
-            plain = try ZlibInflater.inflate(plain, limit: min(limit ?? bufferedLimit, bufferedLimit))
+            let declared = document.property("OriginalSize").flatMap { Int($0) }
+            plain = try ZlibInflater.inflate(plain, limit: min(declared ?? limit, limit))
         }
         let realType = document.mimeType == CDOC1Names.zlibMimeType ? document.property("OriginalMimeType") : document.mimeType
         if let realType, CDOC1Names.ddocMimeTypes.contains(realType) {
