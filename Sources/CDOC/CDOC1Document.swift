@@ -25,16 +25,17 @@ struct CDOC1Document {
     var mimeType: String?
     var payloadMethod: String
     var keys: [EncryptedKey]
-    var payload: [UInt8]
+    /// Bytes of the decoded payload (IV, ciphertext, tag): its text is streamed, never kept.
+    var payloadLength: Int64
     var properties: [(name: String, value: String)]
 
     func property(_ name: String) -> String? { properties.first { $0.name == name }?.value }
 
-    static func parse(_ bytes: [UInt8]) throws -> CDOC1Document {
-        let xml: SafeXMLDocument
-        do { xml = try SafeXMLDocument.parse(bytes, name: "cdoc", largeText: true) } catch let error as XMLError {
-            throw CDOCError(.malformed, "not a readable CDOC 1.x document: \(error.reason)")
-        }
+    /// The payload's `CipherValue`, whose text `CDOC1Stream` diverts from the tree.
+    static let payloadPath = ["EncryptedData", "CipherData", "CipherValue"]
+
+    /// The document `xml` (parsed with the payload diverted) whose payload decoded to `payloadLength` bytes.
+    static func parse(_ xml: SafeXMLDocument, payloadLength: Int64) throws -> CDOC1Document {
         guard let root = xml.root, root.localName == "EncryptedData" else {
             throw CDOCError(.malformed, "not a CDOC 1.x document (its root element is not EncryptedData)")
         }
@@ -44,10 +45,9 @@ struct CDOC1Document {
         guard let keyInfo = child(root, "KeyInfo") else { throw CDOCError(.malformed, "the document lists no recipients (KeyInfo)") }
         let keys = try children(keyInfo, "EncryptedKey").map(encryptedKey)
         if keys.isEmpty { throw CDOCError(.malformed, "the document lists no recipients (EncryptedKey)") }
-        guard let cipherValue = child(root, "CipherData").flatMap({ child($0, "CipherValue") }) else {
+        guard child(root, "CipherData").flatMap({ child($0, "CipherValue") }) != nil else {
             throw CDOCError(.malformed, "the document holds no encrypted payload (CipherData)")
         }
-        let payload = try base64(cipherValue, "the encrypted payload")
         var properties: [(String, String)] = []
         for group in children(root, "EncryptionProperties") {
             for property in children(group, "EncryptionProperty") {
@@ -55,7 +55,7 @@ struct CDOC1Document {
             }
         }
         return CDOC1Document(mimeType: root.attribute("MimeType", namespace: nil), payloadMethod: method, keys: keys,
-                             payload: payload, properties: properties)
+                             payloadLength: payloadLength, properties: properties)
     }
 
     private static func encryptedKey(_ element: XMLElement) throws -> EncryptedKey {

@@ -4,62 +4,95 @@ import SafeXML
 
 /// The decrypted payload of a CDOC 1.x file turned into files: the cipher (CBC with its double
 /// padding, or GCM), libdigidoc's optional zlib layer, and the DDOC 1.3 wrapper of several files.
-/// Everything is checked before anything is handed on.
+/// A single plain file streams; a DDOC or zlib payload is checked whole before anything is handed on.
 enum CDOC1Payload {
     struct File {
         var name: String
         var bytes: [UInt8]
     }
 
-    static func files(of document: CDOC1Document, key: SecretBytes) throws -> [File] {
-        var plain = try decrypt(document, key: key)
+    /// A DDOC or zlib payload is decrypted into memory up to this size, then unpacked; a single
+    /// plain file (what asicfs and DigiDoc4 write) streams to the sink with no limit.
+    static let bufferedLimit = 512 << 20
+
+    /// Decrypts the payload read again from `descriptor` with the transport key into `sink`.
+    static func decrypt(_ document: CDOC1Document, from descriptor: Int32, key: SecretBytes, into sink: PlainFileSink,
+                        limit: Int = bufferedLimit) throws {
+        let gcm = try checkCipher(document, key: key)
+        if let name = try streamedFileName(document) {
+            do {
+                try sink.begin(name: name, size: gcm ? document.payloadLength - Int64(AESGCM.ivLength + AESGCM.tagLength) : nil)
+                let decryptor = CDOC1PayloadDecryptor(gcm: gcm, key: key) { try sink.write($0) }
+                _ = try CDOC1Stream.read(descriptor, payload: decryptor.take)
+                try decryptor.finish()
+                try sink.end()
+            } catch {
+                sink.abandon()
+                throw error
+            }
+            return
+        }
+        var plain: [UInt8] = []
         defer { SecretBytes.zero(&plain) }
-        if document.mimeType == CDOC1Names.zlibMimeType {
-            let limit = document.property("OriginalSize").flatMap { Int($0) }
-            let inflated = try ZlibInflater.inflate(plain, limit: limit ?? Int(Int32.max) - 1)
-            SecretBytes.zero(&plain)
-            plain = inflated
+        let decryptor = CDOC1PayloadDecryptor(gcm: gcm, key: key) { bytes in
+            guard plain.count + bytes.count <= limit else {
+                throw CDOCError(.limit, "a DDOC or compressed CDOC 1.x payload larger than \(limit >> 20) MiB is not read")
+            }
+            plain += bytes
         }
-        let realType = document.mimeType == CDOC1Names.zlibMimeType ? document.property("OriginalMimeType") : document.mimeType
-        if let realType, CDOC1Names.ddocMimeTypes.contains(realType) {
-            return try ddocFiles(plain)
-        }
+        _ = try CDOC1Stream.read(descriptor, payload: decryptor.take)
+        try decryptor.finish()
+        try deliver(try files(of: document, plain: plain, limit: limit), to: sink)
+    }
+
+    /// The file's name when the payload is one plain file (neither zlib nor a DDOC), checked.
+    static func streamedFileName(_ document: CDOC1Document) throws -> String? {
+        guard document.mimeType != CDOC1Names.zlibMimeType else { return nil }
+        if let type = document.mimeType, CDOC1Names.ddocMimeTypes.contains(type) { return nil }
+        return try fileName(document)
+    }
+
+    private static func fileName(_ document: CDOC1Document) throws -> String {
         guard let name = document.property("Filename") ?? document.properties.first(where: { $0.name == "orig_file" })
             .map({ String($0.value.split(separator: "|", omittingEmptySubsequences: false).first ?? "") }) else {
             throw CDOCError(.malformed, "the file's name is missing (no Filename property)")
         }
         try SafeFileName.check(name)
-        let file = File(name: name, bytes: plain)
-        return [file]
+        return name
     }
 
-    /// Decrypts the payload with the transport key.
-    static func decrypt(_ document: CDOC1Document, key: SecretBytes) throws -> [UInt8] {
+    /// The files of a payload decrypted into memory (zlib and/or DDOC).
+    static func files(of document: CDOC1Document, plain decrypted: [UInt8], limit: Int) throws -> [File] {
+        var plain = decrypted
+        defer { SecretBytes.zero(&plain) }
+        if document.mimeType == CDOC1Names.zlibMimeType {
+            let declared = document.property("OriginalSize").flatMap { Int($0) }
+            plain = try ZlibInflater.inflate(plain, limit: min(declared ?? limit, limit))
+        }
+        let realType = document.mimeType == CDOC1Names.zlibMimeType ? document.property("OriginalMimeType") : document.mimeType
+        if let realType, CDOC1Names.ddocMimeTypes.contains(realType) {
+            return try ddocFiles(plain)
+        }
+        return [File(name: try fileName(document), bytes: plain)]
+    }
+
+    /// True for GCM; throws when the cipher, the key or the payload's length cannot be right.
+    static func checkCipher(_ document: CDOC1Document, key: SecretBytes) throws -> Bool {
         guard let cipher = CDOC1Names.payloadCipher(document.payloadMethod) else {
             throw CDOCError(.unsupported, "the payload cipher \(document.payloadMethod) is not one CDOC 1.x uses")
         }
         guard key.count == cipher.keyLength else {
             throw CDOCError(.wrongKey, "the decrypted key has the wrong length for \(document.payloadMethod) (wrong key or changed file)")
         }
-        let payload = document.payload
+        let length = document.payloadLength
         if cipher.gcm {
-            guard payload.count >= AESGCM.ivLength + AESGCM.tagLength else { throw CDOCError(.malformed, "the encrypted payload is truncated") }
-            do {
-                return try AESGCM.open(key: key, iv: Array(payload.prefix(AESGCM.ivLength)),
-                                       payload[AESGCM.ivLength..<(payload.count - AESGCM.tagLength)], tag: Array(payload.suffix(AESGCM.tagLength)))
-            } catch {
-                throw CDOCError(.tampered, "the payload does not authenticate (changed or truncated file, or the wrong key)")
+            guard length >= Int64(AESGCM.ivLength + AESGCM.tagLength) else { throw CDOCError(.malformed, "the encrypted payload is truncated") }
+        } else {
+            guard length >= Int64(2 * AES.blockSize), length % Int64(AES.blockSize) == 0 else {
+                throw CDOCError(.malformed, "the encrypted payload is truncated")
             }
         }
-        guard payload.count >= 2 * AES.blockSize, payload.count % AES.blockSize == 0 else {
-            throw CDOCError(.malformed, "the encrypted payload is truncated")
-        }
-        var plain: [UInt8]
-        do { plain = try AESCBCPadded.decrypt(key: key, iv: Array(payload.prefix(AES.blockSize)), payload[AES.blockSize...]) } catch {
-            throw CDOCError(.wrongKey, "the payload does not decrypt (wrong key or changed file)")
-        }
-        CDOC1Padding.removeX923(&plain)
-        return plain
+        return cipher.gcm
     }
 
     /// The files of a DDOC 1.3 `SignedDoc`: every `DataFile` is EMBEDDED_BASE64 with a safe, unique name.

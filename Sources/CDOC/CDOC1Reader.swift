@@ -1,21 +1,31 @@
 import Crypto
 import Glibc
+import SafeXML
 
 /// Reads a CDOC 1.0/1.1 file: the recipients and listed files without a key, the files with one.
-/// The whole payload is one base64 node of the XML, so the file is read into memory (as libcdoc
-/// and DigiDoc4 do); the decrypted files are authenticated (GCM) and checked (names, DDOC
-/// structure) in memory before the first byte reaches the sink.
+/// The whole payload is one base64 node of the XML: it is streamed (`CDOC1Stream`), once to read
+/// the document and its length, and again to decrypt it into the sink, so memory stays bounded.
 public final class CDOC1Reader: EncryptedContainerReader {
     let document: CDOC1Document
+    /// A duplicate of the caller's descriptor, read again by `decrypt` (so the reader outlives it).
+    let descriptor: Int32
     public let format: EncryptedFormat
     public let recipients: [Recipient]
 
     public init(descriptor: Int32) throws {
-        document = try CDOC1Document.parse(try Self.readAll(descriptor))
-        guard let cipher = CDOC1Names.payloadCipher(document.payloadMethod) else {
-            throw CDOCError(.unsupported, "the payload cipher \(document.payloadMethod) is not one CDOC 1.x uses")
+        self.descriptor = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard self.descriptor >= 0 else { throw CDOCError(.io, "cannot read the file: \(String(cString: strerror(errno)))") }
+        do {
+            let (xml, payloadLength) = try CDOC1Stream.read(self.descriptor) { _ in }
+            document = try CDOC1Document.parse(xml, payloadLength: payloadLength)
+            guard let cipher = CDOC1Names.payloadCipher(document.payloadMethod) else {
+                throw CDOCError(.unsupported, "the payload cipher \(document.payloadMethod) is not one CDOC 1.x uses")
+            }
+            format = document.property("DocumentFormat") == "ENCDOC-XML|1.0" || !cipher.gcm ? .cdoc10 : .cdoc11
+        } catch {
+            close(self.descriptor)
+            throw error
         }
-        format = document.property("DocumentFormat") == "ENCDOC-XML|1.0" || !cipher.gcm ? .cdoc10 : .cdoc11
         recipients = document.keys.map { key in
             let subject = key.certificate.subjectLine
             return Recipient(kind: key.agreement == nil ? .rsaCertificate : .ecCertificate, label: key.recipientText,
@@ -23,6 +33,8 @@ public final class CDOC1Reader: EncryptedContainerReader {
                              publicKey: try? key.certificate.publicKey?.rawKeyBytes())
         }
     }
+
+    deinit { close(descriptor) }
 
     /// `orig_file` properties (`name|size|mime|id`; the name may hold `|`), else the `Filename` property.
     public var listedFiles: [(name: String, size: Int64?)] {
@@ -40,8 +52,8 @@ public final class CDOC1Reader: EncryptedContainerReader {
             throw CDOCError(.noRecipient, "a CDOC 1.x file is encrypted for certificates only; a secret key or password cannot open it")
         }
         let transportKey = try CDOC1KeyTransport.unwrap(try recipients(for: key), with: key)
-        let files = try CDOC1Payload.files(of: document, key: transportKey)
-        try CDOC1Payload.deliver(files, to: sink)
+        defer { transportKey.wipe() }
+        try CDOC1Payload.decrypt(document, from: descriptor, key: transportKey, into: sink)
     }
 
     /// The recipient `key` opens: the same certificate, or a certificate of the same public key.
@@ -63,21 +75,5 @@ public final class CDOC1Reader: EncryptedContainerReader {
                 + matching.map { $0.certificate.subjectLine }.joined(separator: "; "))
         }
         return matching
-    }
-
-    /// The whole file (the XML parser takes one buffer of at most 2 GiB).
-    static func readAll(_ descriptor: Int32) throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: off_t = 0
-        while true {
-            let count = chunk.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw CDOCError(.io, "cannot read the file: \(String(cString: strerror(errno)))") }
-            if count == 0 { return bytes }
-            bytes += chunk[..<count]
-            offset += off_t(count)
-            if bytes.count > Int(Int32.max) - 1 { throw CDOCError(.limit, "a CDOC 1.x file larger than 2 GiB is not read") }
-        }
     }
 }

@@ -17,6 +17,8 @@ public final class SafeXMLDocument {
     public let document: xmlDocPtr
 
     private init(_ document: xmlDocPtr) { self.document = document }
+    /// Takes ownership of a document parsed elsewhere in this module (`SafeXMLStreamParser`).
+    init(adopting document: xmlDocPtr) { self.document = document }
     deinit { cxml_FreeDoc(document) }
 
     /// Parses `bytes`; `name` is used in error messages. `largeText` lifts libxml2's 10 MB limit on

@@ -43,6 +43,17 @@ enum XMLEncoding {
         return Text(bytes: try convert(bytes, from: declared), converted: true)
     }
 
+    /// True when a document starting with `head` is not UTF-8 (or ASCII) as it stands, so `utf8`
+    /// would convert it; a UTF-8 byte order mark libxml2 reads itself.
+    static func needsConversion(head: [UInt8]) -> Bool {
+        let signatures: [[UInt8]] = [[0x00, 0x00, 0xFE, 0xFF], [0xFF, 0xFE, 0x00, 0x00], [0x00, 0x00, 0x00, 0x3C], [0x3C, 0x00, 0x00, 0x00],
+                                     [0xFE, 0xFF], [0xFF, 0xFE], [0x00, 0x3C, 0x00, 0x3F], [0x3C, 0x00, 0x3F, 0x00], [0x4C, 0x6F, 0xA7, 0x94]]
+        if signatures.contains(where: { head.starts(with: $0) }) { return true }
+        let text = head.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(head.dropFirst(3)) : head
+        guard let declared = declaredEncoding(text) else { return false }
+        return !isUTF8(declared)
+    }
+
     /// The value of `encoding="…"` in a leading `<?xml …?>` declaration.
     static func declaredEncoding(_ bytes: [UInt8]) -> String? {
         // "<?xml" and a space: "<?xml-stylesheet" is another processing instruction.
@@ -60,7 +71,7 @@ enum XMLEncoding {
         return value.isEmpty ? nil : String(value)
     }
 
-    private static func isUTF8(_ name: String) -> Bool {
+    static func isUTF8(_ name: String) -> Bool {
         ["UTF-8", "UTF8", "US-ASCII", "ASCII"].contains(name.uppercased())
     }
 

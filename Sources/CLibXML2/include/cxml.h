@@ -43,4 +43,20 @@ int cxml_C14NExecute(xmlDocPtr doc, xmlC14NIsVisibleCallback is_visible_callback
                      xmlChar **inclusive_ns_prefixes, int with_comments, xmlOutputBufferPtr buf);
 // xmlFree (a variable holding libxml2's deallocator).
 void cxml_free(void *p);
+
+// A push parser that builds a document like xmlCtxtReadMemory, except that the text directly
+// inside the element at `path` (local names from the root) goes to `text` instead of the tree:
+// a CDOC 1.x payload is gigabytes of base64 in one element. `text` returns nonzero to stop.
+// Any DOCTYPE stops the parse (cxml_push_saw_doctype). libxml2's messages are never printed.
+typedef int (*cxml_text_fn)(void *info, const xmlChar *text, int length);
+struct cxml_push;
+struct cxml_push *cxml_push_new(const char *const *path, int path_length, cxml_text_fn text, void *info,
+                                int options, const char *name);
+// Feeds `size` bytes; `terminate` on the last call. 0, or libxml2's error number.
+int cxml_push_feed(struct cxml_push *push, const char *bytes, int size, int terminate);
+int cxml_push_saw_doctype(const struct cxml_push *push);
+// The parsed document once the last feed returned 0 (the caller owns it), else NULL.
+xmlDocPtr cxml_push_take_document(struct cxml_push *push);
+xmlErrorPtr cxml_push_last_error(struct cxml_push *push);
+void cxml_push_free(struct cxml_push *push);
 #endif
