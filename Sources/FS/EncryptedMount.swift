@@ -8,7 +8,7 @@ import Foundation
 /// other path to the `EncryptedFiles` (nothing until decrypted, then the files, read-only). The
 /// two share the `DecryptionCoordinator`, the `EncryptedSpool` and the `LastError` record.
 /// Changes to the files are refused with EROFS.
-public final class EncryptedMount: MountSource, @unchecked Sendable {
+public final class EncryptedMount: RoutedMount, @unchecked Sendable {
     let files: EncryptedFiles
     let control: EncryptedControlFolder
     let decryption: DecryptionCoordinator
@@ -20,9 +20,7 @@ public final class EncryptedMount: MountSource, @unchecked Sendable {
     public let containerPath: String
     /// Browse mode: the container's folder, held while it is open (the spool folder is made there).
     private let folder: PinnedFolder?
-    private let handleLock = NSLock()
-    private var handles: [UInt64: (part: any MountPart, file: AnyObject)] = [:]
-    private var nextHandle: UInt64 = 1
+    let parts: PartRouter
 
     /// Whether the file at `path` is an encrypted container (browse mode's first look): a CDOC2
     /// whose header reads (a broken one is shown as the file it is from the start, as a broken
@@ -75,119 +73,20 @@ public final class EncryptedMount: MountSource, @unchecked Sendable {
         decryption = DecryptionCoordinator(reader: reader, spool: spool, configuration: configuration, errors: errors)
         files = EncryptedFiles(spool: spool, mountedAt: mountedAt)
         control = EncryptedControlFolder(decryption: decryption, errors: errors, mountedAt: mountedAt)
+        parts = PartRouter(control: control, files: files)
     }
 
     deinit { Glibc.close(descriptor) }
 
-    // MARK: - Routing
-
-    private func route(_ path: String) -> (part: any MountPart, name: String) {
-        let name = DataFiles.name(of: path)
-        if let inner = ControlFolder.inner(name) { return (control, inner) }
-        return (files, name)
-    }
-
-    private func register(_ opened: PartOpened, _ part: any MountPart) -> MountOpenResult {
-        let id = handleLock.withLock { () -> UInt64 in
-            defer { nextHandle += 1 }
-            handles[nextHandle] = (part, opened.file)
-            return nextHandle
-        }
-        return MountOpenResult(handle: id, keepCache: opened.keepCache, directIO: opened.directIO)
-    }
-
-    private func opened(_ handle: UInt64) throws -> (part: any MountPart, file: AnyObject) {
-        guard let found = handleLock.withLock({ handles[handle] }) else { throw FileSystemError(EBADF) }
-        return found
-    }
-
-    // MARK: - MountSource
-
-    func attributes(_ path: String) throws -> NodeAttributes {
-        let (part, name) = route(path)
-        return try part.attributes(name)
-    }
-
-    func attributes(handle: UInt64) throws -> NodeAttributes {
-        let (part, file) = try opened(handle)
-        return try part.attributes(of: file)
-    }
-
-    func list(_ path: String) throws -> [String] {
-        let (part, name) = route(path)
-        let names = try part.list(name)
-        return part === files && name.isEmpty ? [ControlFolder.name] + names : names
-    }
-
-    func listWithAttributes(_ path: String) throws -> [(String, NodeAttributes)] {
-        let prefix = path.hasSuffix("/") ? path : path + "/"
-        return try list(path).compactMap { name in (try? attributes(prefix + name)).map { (name, $0) } }
-    }
-
-    func open(_ path: String, flags: Int32) throws -> MountOpenResult {
-        let (part, name) = route(path)
-        return register(try part.open(name, flags: flags), part)
-    }
-
-    func create(_ path: String, flags: Int32, mode: mode_t) throws -> MountOpenResult {
-        let (part, name) = route(path)
-        return register(try part.create(name, writeOnly: flags & O_ACCMODE == O_WRONLY), part)
-    }
-
-    func read(_ handle: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
-              stop: () -> Int32?) throws -> Int {
-        let (part, file) = try opened(handle)
-        return try part.read(file, into: buffer, at: offset, stop: stop)
-    }
-
-    func write(_ handle: UInt64, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {
-        let (part, file) = try opened(handle)
-        return try part.write(file, buffer, at: offset)
-    }
-
-    func truncate(_ path: String?, to length: Int64, handle: UInt64?) throws {
-        let open = handle.flatMap { id in handleLock.withLock { handles[id] } }
-        guard let path else {
-            guard let open else { throw FileSystemError(EBADF) }
-            return try open.part.truncate(nil, to: length, file: open.file)
-        }
-        let (part, name) = route(path)
-        try part.truncate(name, to: length, file: open.flatMap { $0.part === part ? $0.file : nil })
-    }
-
-    func release(_ handle: UInt64) {
-        guard let (part, file) = handleLock.withLock({ handles.removeValue(forKey: handle) }) else { return }
-        part.release(file)
-    }
+    // MARK: - MountSource (the rest forwards through RoutedMount)
 
     /// Nothing is ever pending: the container is only read.
     func sync(_ path: String?, handle: UInt64?) throws {}
 
-    func unlink(_ path: String) throws {
-        let (part, name) = route(path)
-        try part.unlink(name)
-    }
-
-    func makeFolder(_ path: String, mode: mode_t) throws {
-        let (part, name) = route(path)
-        try part.makeFolder(name)
-    }
-
-    func removeFolder(_ path: String) throws {
-        let (part, name) = route(path)
-        try part.removeFolder(name)
-    }
-
-    func rename(_ from: String, to: String, flags: RenameFlags) throws {
-        let (fromPart, fromName) = route(from), (toPart, _) = route(to)
-        guard fromPart === toPart else { throw FileSystemError(EXDEV) }
-        try fromPart.rename(fromName, to: DataFiles.name(of: to), flags: flags)
-    }
-
     func setTimes(_ path: String, accessed: timespec, modified: timespec) throws {
-        let (part, name) = route(path)
+        let (part, name) = parts.route(path)
         _ = try part.attributes(name)
-        throw FileSystemError(part === files ? EROFS : EPERM)
+        throw FileSystemError(part === parts.files ? EROFS : EPERM)
     }
 
     func setMode(_ path: String, _ mode: mode_t) throws { throw FileSystemError(EROFS) }
@@ -213,7 +112,7 @@ public final class EncryptedMount: MountSource, @unchecked Sendable {
 
     /// Unmount: drops the key and the spool (see `DecryptionCoordinator.close`).
     func close(everyFileClosed: Bool) -> String? {
-        handleLock.withLock { handles.removeAll() }
+        parts.removeAll()
         decryption.close()
         return nil
     }

@@ -12,16 +12,13 @@ import Signing
 /// files, requests, blocking reads) share nothing but the claim, the error record and the
 /// snapshot they describe; apart, each can be driven from a test without FUSE, and a browse
 /// mount hands a container's paths to that container's router as the kernel does to a mount.
-public final class MountRouter: MountSource, @unchecked Sendable {
+public final class MountRouter: RoutedMount, @unchecked Sendable {
     let data: DataFiles
     let control: ControlFolder
     let signing: SigningCoordinator
     let claim: MountClaim
     let errors: LastError
-    /// Open files: which part opened each, and that part's own open file. `handleLock` is a leaf.
-    private let handleLock = NSLock()
-    private var handles: [UInt64: (part: any MountPart, file: AnyObject)] = [:]
-    private var nextHandle: UInt64 = 1
+    let parts: PartRouter
 
     /// Opens the container (failing with its one-line reason, which `asicfs mount` reports
     /// before it returns) and makes its parts; see `DataFiles.init` for the spool folder,
@@ -35,6 +32,7 @@ public final class MountRouter: MountSource, @unchecked Sendable {
         claim.attach(data)
         signing = SigningCoordinator(claim: claim, environment: environment)
         control = ControlFolder(files: data, signing: signing, environment: environment)
+        parts = PartRouter(control: control, files: data)
     }
 
     /// The spool folders the daemon `pid` left beside `containerPath` (a killed daemon's).
@@ -42,120 +40,17 @@ public final class MountRouter: MountSource, @unchecked Sendable {
         SpoolFolder.leftBehind(forContainer: containerPath, daemon: pid)
     }
 
-    // MARK: - Routing
-
-    /// The part a mount path belongs to, and the name inside that part.
-    private func route(_ path: String) -> (part: any MountPart, name: String) {
-        let name = DataFiles.name(of: path)
-        if let inner = ControlFolder.inner(name) { return (control, inner) }
-        return (data, name)
-    }
-
-    private func register(_ part: any MountPart, _ opened: PartOpened) -> MountOpenResult {
-        let id = handleLock.withLock { () -> UInt64 in
-            defer { nextHandle += 1 }
-            handles[nextHandle] = (part, opened.file)
-            return nextHandle
-        }
-        return MountOpenResult(handle: id, keepCache: opened.keepCache, directIO: opened.directIO)
-    }
-
-    private func opened(_ handle: UInt64) throws -> (part: any MountPart, file: AnyObject) {
-        guard let found = handleLock.withLock({ handles[handle] }) else { throw FileSystemError(EBADF) }
-        return found
-    }
-
-    // MARK: - MountSource
-
-    func attributes(_ path: String) throws -> NodeAttributes {
-        let (part, name) = route(path)
-        return try part.attributes(name)
-    }
-
-    func attributes(handle: UInt64) throws -> NodeAttributes {
-        let (part, file) = try opened(handle)
-        return try part.attributes(of: file)
-    }
-
-    func list(_ path: String) throws -> [String] {
-        let (part, name) = route(path)
-        let names = try part.list(name)
-        return part === data && name.isEmpty ? [ControlFolder.name] + names : names
-    }
-
-    func listWithAttributes(_ path: String) throws -> [(String, NodeAttributes)] {
-        let names = try list(path)
-        let prefix = path.hasSuffix("/") ? path : path + "/"
-        return names.compactMap { name in (try? attributes(prefix + name)).map { (name, $0) } }
-    }
-
-    func open(_ path: String, flags: Int32) throws -> MountOpenResult {
-        let (part, name) = route(path)
-        return register(part, try part.open(name, flags: flags))
-    }
-
-    func create(_ path: String, flags: Int32, mode: mode_t) throws -> MountOpenResult {
-        let (part, name) = route(path)
-        return register(part, try part.create(name, writeOnly: flags & O_ACCMODE == O_WRONLY))
-    }
-
-    func read(_ handle: UInt64, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
-              stop: () -> Int32?) throws -> Int {
-        let (part, file) = try opened(handle)
-        return try part.read(file, into: buffer, at: offset, stop: stop)
-    }
-
-    func write(_ handle: UInt64, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {
-        let (part, file) = try opened(handle)
-        return try part.write(file, buffer, at: offset)
-    }
-
-    func truncate(_ path: String?, to length: Int64, handle: UInt64?) throws {
-        let open = handle.flatMap { id in handleLock.withLock { handles[id] } }
-        guard let path else {
-            guard let open else { throw FileSystemError(EBADF) }
-            return try open.part.truncate(nil, to: length, file: open.file)
-        }
-        let (part, name) = route(path)
-        try part.truncate(name, to: length, file: open.flatMap { $0.part === part ? $0.file : nil })
-    }
-
-    func release(_ handle: UInt64) {
-        guard let (part, file) = handleLock.withLock({ handles.removeValue(forKey: handle) }) else { return }
-        part.release(file)
-    }
+    // MARK: - MountSource (the rest forwards through RoutedMount)
 
     /// fsync: everything pending is saved now.
     func sync(_ path: String?, handle: UInt64?) throws { try data.commit() }
-
-    func unlink(_ path: String) throws {
-        let (part, name) = route(path)
-        try part.unlink(name)
-    }
-
-    func makeFolder(_ path: String, mode: mode_t = 0o755) throws {
-        let (part, name) = route(path)
-        try part.makeFolder(name)
-    }
-
-    func removeFolder(_ path: String) throws {
-        let (part, name) = route(path)
-        try part.removeFolder(name)
-    }
-
-    /// Within one part only: between the data files and the control folder, EXDEV.
-    func rename(_ from: String, to: String, flags: RenameFlags) throws {
-        let (fromPart, fromName) = route(from), (toPart, toName) = route(to)
-        guard fromPart === toPart else { throw FileSystemError(EXDEV) }
-        try fromPart.rename(fromName, to: toName, flags: flags)
-    }
 
     /// Only the modification time is stored; the access time is accepted and forgotten.
     func setTimes(_ path: String, accessed: timespec, modified: timespec) throws {
         if modified.tv_nsec == FileTimes.omit { return }
         let date = modified.tv_nsec == FileTimes.now ? nil
             : Date(timeIntervalSince1970: TimeInterval(modified.tv_sec) + TimeInterval(modified.tv_nsec) / 1e9)
-        let (part, name) = route(path)
+        let (part, name) = parts.route(path)
         try part.setModified(name, to: date)
     }
 
@@ -180,7 +75,7 @@ public final class MountRouter: MountSource, @unchecked Sendable {
     @discardableResult
     func close(everyFileClosed: Bool = false) -> String? {
         signing.cancelAndWait()
-        handleLock.withLock { handles.removeAll() }
+        parts.removeAll()
         return data.close(everyFileClosed: everyFileClosed)
     }
 

@@ -67,7 +67,7 @@ final class ControlFolderTests: XCTestCase {
         XCTAssertEqual(errnoOf { try router.rename("/.asicfs/README", to: "/.asicfs/.fuse_hidden0001", flags: []) }, EPERM)
         XCTAssertEqual(errnoOf { try router.rename("/.asicfs/README", to: "/README", flags: []) }, EXDEV)
         XCTAssertEqual(errnoOf { try router.rename("/a.txt", to: "/.asicfs/a.txt", flags: []) }, EXDEV)
-        XCTAssertEqual(errnoOf { try router.makeFolder("/.asicfs/new") }, EPERM)
+        XCTAssertEqual(errnoOf { try router.makeFolder("/.asicfs/new", mode: 0o755) }, EPERM)
         XCTAssertEqual(errnoOf { _ = try router.create("/.asicfs/new", flags: O_WRONLY, mode: 0o644) }, EACCES)
         XCTAssertEqual(try control.list(""), ["README", "container", "sign", "signatures", "status"])
         XCTAssertEqual(try fixture.data.list(""), ["a.txt"])
