@@ -78,9 +78,9 @@ extension ControlFolder: MountPart {
     func read(_ file: AnyObject, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
               stop: () -> Int32?) throws -> Int {
         switch try Self.open(file).source {
-        case .control(_, let bytes): return Self.copy(bytes, into: buffer, at: offset)
-        case .signRequest(let request): return Self.copy(Array(request.method.usage.utf8), into: buffer, at: offset)
-        case .removeRequest(_, _, let usage): return Self.copy(usage, into: buffer, at: offset)
+        case .control(_, let bytes): return copyGenerated(bytes, into: buffer, at: offset)
+        case .signRequest(let request): return copyGenerated(Array(request.method.usage.utf8), into: buffer, at: offset)
+        case .removeRequest(_, _, let usage): return copyGenerated(usage, into: buffer, at: offset)
         case .wait(let state):
             let (bytes, failed) = try state.result {
                 let outcome = try signing.waitForOutcome(stop: stop)
@@ -90,18 +90,11 @@ extension ControlFolder: MountPart {
             }
             // After a failure's line, an error: `cat` prints the line and exits non-zero.
             if offset >= bytes.count && failed { throw FileSystemError(EIO) }
-            return Self.copy(bytes, into: buffer, at: offset)
+            return copyGenerated(bytes, into: buffer, at: offset)
         case .methodStatus(let method, let state):
             let (bytes, _) = try state.result { (Array(try signing.waitForStatus(of: method, stop: stop).utf8), false) }
-            return Self.copy(bytes, into: buffer, at: offset)
+            return copyGenerated(bytes, into: buffer, at: offset)
         }
-    }
-
-    private static func copy(_ bytes: [UInt8], into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
-        guard offset < bytes.count else { return 0 }
-        let count = min(buffer.count, bytes.count - Int(offset))
-        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
-        return count
     }
 
     /// A write to a request file: checked at once (EINVAL, EBUSY), taken at its close.

@@ -119,10 +119,7 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
     func read(_ file: AnyObject, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64,
               stop: () -> Int32?) throws -> Int {
         guard let open = file as? OpenFile else { throw FileSystemError(EBADF) }
-        guard offset < open.bytes.count else { return 0 }
-        let count = min(buffer.count, open.bytes.count - Int(offset))
-        open.bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
-        return count
+        return copyGenerated(open.bytes, into: buffer, at: offset)
     }
 
     func write(_ file: AnyObject, _ buffer: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {

@@ -136,3 +136,11 @@ extension RoutedMount {
         try fromPart.rename(fromName, to: toName, flags: flags)
     }
 }
+
+/// A read of a file the control folders generate in memory: the part of `bytes` at `offset`.
+func copyGenerated(_ bytes: [UInt8], into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+    guard offset < bytes.count else { return 0 }
+    let count = min(buffer.count, bytes.count - Int(offset))
+    bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[Int(offset)..<Int(offset) + count])) }
+    return count
+}
