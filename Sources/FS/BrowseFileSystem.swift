@@ -257,19 +257,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             lock.release()
             throw error
         }
-        // The file opened in the held folder must be the one at that name reached without
-        // links from the top (else the container file itself was swapped for a link, after the
-        // caller's right to read the name was checked).
-        guard let reached = folder.fileIdentity(relative), reached == child.openedFile else {
-            _ = child.close()
-            throw FileSystemError(EACCES)
-        }
-        let prefix = "/" + relative
-        child.start { [weak self] path in
-            guard let invalidator = self?.lock.withLock({ self?.invalidator }) else { return }
-            invalidator(prefix + path)
-        }
-        return child
+        return try served(child, at: relative)
     }
 
     /// An encrypted container's child: only read, so no lock; opened in the held folder without
@@ -277,6 +265,14 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     private func makeEncryptedChild(_ relative: String, pinned: PinnedFolder) throws -> EncryptedMount {
         let child = try EncryptedMount(containerPath: pinned.pinned(PathText.lastComponent(of: relative)),
                                        shownAs: folder.full(relative), folder: pinned, configuration: environment.configuration)
+        return try served(child, at: relative)
+    }
+
+    /// A child is served only if the file it opened in the held folder is the one at that name
+    /// reached without links from the top (else the container file itself was swapped for a
+    /// link, after the caller's right to read the name was checked); its changes invalidate the
+    /// kernel's cache below its folder.
+    private func served<Child: BrowseContainer>(_ child: Child, at relative: String) throws -> Child {
         guard let reached = folder.fileIdentity(relative), reached == child.openedFile else {
             _ = child.close()
             throw FileSystemError(EACCES)

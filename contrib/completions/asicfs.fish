@@ -13,8 +13,8 @@ function __asicfs_settings
     end
 end
 
-# The key= parameters of the method given with -m/--method (as 'asicfs sign --help' lists them).
-function __asicfs_sign_parameters
+# The value given with -m/--method on the command line so far (the last one wins).
+function __asicfs_method
     set -l tokens (commandline -opc)
     set -l method
     for i in (seq (count $tokens))
@@ -22,6 +22,12 @@ function __asicfs_sign_parameters
             set method $tokens[(math $i + 1)]
         end
     end
+    echo $method
+end
+
+# The key= parameters of the method given with -m/--method (as 'asicfs sign --help' lists them).
+function __asicfs_sign_parameters
+    set -l method (__asicfs_method)
     set -l place role= city= state= postal-code= country=
     switch "$method"
         case mobile-id
@@ -41,13 +47,7 @@ end
 
 # The key= parameters of the decryption method given with -m/--method.
 function __asicfs_decrypt_parameters
-    set -l tokens (commandline -opc)
-    set -l method
-    for i in (seq (count $tokens))
-        if contains -- $tokens[$i] -m --method; and test $i -lt (count $tokens)
-            set method $tokens[(math $i + 1)]
-        end
-    end
+    set -l method (__asicfs_method)
     switch "$method"
         case id-card
             string split ' ' -- pin-fd= reader= can=
