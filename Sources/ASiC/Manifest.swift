@@ -72,28 +72,13 @@ public struct Manifest: Equatable, Sendable {
         var xml = """
         <?xml version="1.0" encoding="UTF-8" standalone="no" ?>
         <manifest:manifest xmlns:manifest="\(Self.namespace)" manifest:version="1.2">
-          <manifest:file-entry manifest:full-path="/" manifest:media-type="\(escape(containerMediaType))"/>
+          <manifest:file-entry manifest:full-path="/" manifest:media-type="\(XMLText.escaped(containerMediaType, inAttribute: true))"/>
 
         """
         for file in files {
-            xml += "  <manifest:file-entry manifest:full-path=\"\(escape(file.fullPath))\" manifest:media-type=\"\(escape(file.mediaType))\"/>\n"
+            xml += "  <manifest:file-entry manifest:full-path=\"\(XMLText.escaped(file.fullPath, inAttribute: true))\" manifest:media-type=\"\(XMLText.escaped(file.mediaType, inAttribute: true))\"/>\n"
         }
         xml += "</manifest:manifest>\n"
         return Array(xml.utf8)
-    }
-
-    private func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "\t", "\n", "\r": out += "&#\(scalar.value);"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Glibc
+import SafeXML
 
 /// Writes CDOC 1.1 as DigiDoc4 (libcdoc) does: AES-256-GCM, one `EncryptedKey` per recipient
 /// certificate (RSA PKCS#1 v1.5, EC ECDH-ES + ConcatKDF + kw-aes256), the file itself for one
@@ -88,7 +89,7 @@ enum DDOCBuilder {
         var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<SignedDoc xmlns=\"\(CDOC1Names.ddocNamespace)\" format=\"DIGIDOC-XML\" version=\"1.3\">\n"
         var bytes = Array(text.utf8)
         for (index, name) in names.enumerated() {
-            text = "<DataFile ContentType=\"EMBEDDED_BASE64\" Filename=\"\(CDOC1XML.escaped(name))\" Id=\"D\(index)\" "
+            text = "<DataFile ContentType=\"EMBEDDED_BASE64\" Filename=\"\(XMLText.escaped(name, inAttribute: true))\" Id=\"D\(index)\" "
                 + "MimeType=\"application/octet-stream\" Size=\"\(contents[index].count)\">"
             bytes += Array(text.utf8)
             bytes += Array(Data(contents[index]).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed]).utf8)

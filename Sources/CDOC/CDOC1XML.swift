@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import SafeXML
 
 /// The ENCDOC-XML text of a new CDOC 1.x file, element by element in libcdoc's order.
 struct CDOC1XML {
@@ -12,13 +13,13 @@ struct CDOC1XML {
 
     mutating func open(mimeType: String, method: String) {
         add("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
-        add("<denc:EncryptedData xmlns:denc=\"\(CDOC1Names.xmlenc)\" MimeType=\"\(Self.escaped(mimeType))\">\n")
+        add("<denc:EncryptedData xmlns:denc=\"\(CDOC1Names.xmlenc)\" MimeType=\"\(XMLText.escaped(mimeType, inAttribute: true))\">\n")
         add("<denc:EncryptionMethod Algorithm=\"\(method)\"/>\n")
         add("<ds:KeyInfo xmlns:ds=\"\(CDOC1Names.xmldsig)\">\n")
     }
 
     mutating func encryptedKey(for certificate: Certificate, _ wrapped: CDOC1KeyTransport.Wrapped) {
-        let recipient = Self.escaped(certificate.commonName ?? certificate.subjectLine)
+        let recipient = XMLText.escaped(certificate.commonName ?? certificate.subjectLine, inAttribute: true)
         let certificateText = "<ds:X509Data><ds:X509Certificate>\(Self.base64(certificate.der))</ds:X509Certificate></ds:X509Data>"
         add("<denc:EncryptedKey Recipient=\"\(recipient)\">\n")
         switch wrapped {
@@ -53,28 +54,10 @@ struct CDOC1XML {
     mutating func close(properties: [(String, String)]) {
         add("<denc:EncryptionProperties>\n")
         for (name, value) in properties {
-            add("<denc:EncryptionProperty Name=\"\(Self.escaped(name))\">\(Self.escaped(value))</denc:EncryptionProperty>\n")
+            add("<denc:EncryptionProperty Name=\"\(XMLText.escaped(name, inAttribute: true))\">\(XMLText.escaped(value))</denc:EncryptionProperty>\n")
         }
         add("</denc:EncryptionProperties>\n</denc:EncryptedData>\n")
     }
 
     static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
-
-    /// Text for an attribute or element: the five XML specials as references.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            // XML 1.0 cannot hold other control characters at all.
-            case _ where character.unicodeScalars.allSatisfy({ $0.value < 0x20 && $0 != "\n" && $0 != "\t" }): continue
-            default: out.append(character)
-            }
-        }
-        return out
-    }
 }

@@ -109,15 +109,7 @@ extension PublicKey {
         }
         return try secret.withBytes { input -> [UInt8] in
             let base = input.bindMemory(to: UInt8.self).baseAddress
-            var length = 0
-            guard EVP_PKEY_encrypt(context, nil, &length, base, input.count) == 1 else {
-                throw CryptoError("RSA encryption failed: \(OpenSSLError.last())")
-            }
-            var out = [UInt8](repeating: 0, count: length)
-            guard EVP_PKEY_encrypt(context, &out, &length, base, input.count) == 1 else {
-                throw CryptoError("RSA encryption failed: \(OpenSSLError.last())")
-            }
-            return Array(out[..<length])
+            return try SizedOutput.bytes("RSA encryption failed") { EVP_PKEY_encrypt(context, $0, &$1, base, input.count) }
         }
     }
 
@@ -191,18 +183,7 @@ extension PrivateKey {
         guard EVP_PKEY_derive_init(context) == 1, EVP_PKEY_derive_set_peer(context, peer.pkey) == 1 else {
             throw CryptoError("the keys do not agree (different curves?): \(OpenSSLError.last())")
         }
-        var length = 0
-        guard EVP_PKEY_derive(context, nil, &length) == 1 else {
-            throw CryptoError("ECDH failed: \(OpenSSLError.last())")
-        }
-        var secret = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_derive(context, &secret, &length) == 1 else {
-            SecretBytes.zero(&secret)
-            throw CryptoError("ECDH failed: \(OpenSSLError.last())")
-        }
-        let result = SecretBytes(Array(secret[..<length]))
-        SecretBytes.zero(&secret)
-        return result
+        return try SizedOutput.secret("ECDH failed") { EVP_PKEY_derive(context, $0, &$1) }
     }
 
     /// Decrypts a key wrapped for this RSA key. A padding error says the key is not the recipient.
@@ -213,18 +194,9 @@ extension PrivateKey {
         guard EVP_PKEY_decrypt_init(context) == 1, PublicKey.configure(context, padding) else {
             throw CryptoError("cannot set up RSA decryption: \(OpenSSLError.last())")
         }
-        var length = 0
-        guard EVP_PKEY_decrypt(context, nil, &length, ciphertext, ciphertext.count) == 1 else {
-            throw CryptoError("RSA decryption failed: \(OpenSSLError.last())")
+        return try SizedOutput.secret("RSA decryption failed", fillFailure: "the key could not decrypt (not this recipient's key?)") {
+            EVP_PKEY_decrypt(context, $0, &$1, ciphertext, ciphertext.count)
         }
-        var out = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_decrypt(context, &out, &length, ciphertext, ciphertext.count) == 1 else {
-            SecretBytes.zero(&out)
-            throw CryptoError("the key could not decrypt (not this recipient's key?)")
-        }
-        let result = SecretBytes(Array(out[..<length]))
-        SecretBytes.zero(&out)
-        return result
     }
 }
 

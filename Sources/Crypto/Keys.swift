@@ -83,15 +83,7 @@ public final class PrivateKey: @unchecked Sendable {
         guard EVP_PKEY_sign_init(context) == 1, key.configure(context, algorithm) else {
             throw CryptoError("this key cannot make \(algorithm) signatures")
         }
-        var length = 0
-        guard EVP_PKEY_sign(context, nil, &length, digest, digest.count) == 1 else {
-            throw CryptoError("the key refused to sign: \(OpenSSLError.last())")
-        }
-        var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_sign(context, &signature, &length, digest, digest.count) == 1 else {
-            throw CryptoError("the key refused to sign: \(OpenSSLError.last())")
-        }
-        signature.removeLast(signature.count - length)
+        let signature = try SizedOutput.bytes("the key refused to sign") { EVP_PKEY_sign(context, $0, &$1, digest, digest.count) }
         if algorithm.scheme == .ecdsa {
             guard let raw = ECDSASignature.raw(fromDER: signature, fieldBytes: (key.bits + 7) / 8) else {
                 throw CryptoError("OpenSSL returned an unreadable ECDSA signature")

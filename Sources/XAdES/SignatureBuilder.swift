@@ -90,7 +90,7 @@ public struct SignatureBuilder: Sendable {
         var xml = "<ds:SignedInfo><ds:CanonicalizationMethod Algorithm=\"\(canonicalization.uri)\"></ds:CanonicalizationMethod>"
             + "<ds:SignatureMethod Algorithm=\"\(AlgorithmURI.uri(algorithm))\"></ds:SignatureMethod>"
         for (index, file) in files.enumerated() {
-            xml += "<ds:Reference Id=\"\(id)-RefId\(index)\" URI=\"\(escape(ReferenceURI.encode(file.name)))\">"
+            xml += "<ds:Reference Id=\"\(id)-RefId\(index)\" URI=\"\(XMLText.escaped(ReferenceURI.encode(file.name), inAttribute: true))\">"
                 + digestXML(file.sha256) + "</ds:Reference>"
         }
         xml += "<ds:Reference Id=\"\(id)-RefId\(files.count)\" Type=\"\(Namespace.signedPropertiesType)\" URI=\"#\(id)-SignedProperties\">"
@@ -103,25 +103,25 @@ public struct SignatureBuilder: Sendable {
         var xml = "<xades:SignedProperties Id=\"\(id)-SignedProperties\"><xades:SignedSignatureProperties>"
             + "<xades:SigningTime>\(ISOTime.string(signingTime))</xades:SigningTime>"
             + "<xades:SigningCertificate><xades:Cert><xades:CertDigest>" + digestXML(Digest.hash(certificate.der, .sha256))
-            + "</xades:CertDigest><xades:IssuerSerial><ds:X509IssuerName>\(escape(certificate.issuerNameRFC2253))</ds:X509IssuerName>"
+            + "</xades:CertDigest><xades:IssuerSerial><ds:X509IssuerName>\(XMLText.escaped(certificate.issuerNameRFC2253))</ds:X509IssuerName>"
             + "<ds:X509SerialNumber>\(certificate.serialDecimal)</ds:X509SerialNumber></xades:IssuerSerial></xades:Cert>"
             + "</xades:SigningCertificate>"
         if details.hasPlace {
             xml += "<xades:SignatureProductionPlace>"
             for (name, value) in [("City", details.city), ("StateOrProvince", details.stateOrProvince),
                                   ("PostalCode", details.postalCode), ("CountryName", details.country)] {
-                if let value, !value.isEmpty { xml += "<xades:\(name)>\(escape(value))</xades:\(name)>" }
+                if let value, !value.isEmpty { xml += "<xades:\(name)>\(XMLText.escaped(value))</xades:\(name)>" }
             }
             xml += "</xades:SignatureProductionPlace>"
         }
         if !details.roles.isEmpty {
             xml += "<xades:SignerRole><xades:ClaimedRoles>"
-                + details.roles.map { "<xades:ClaimedRole>\(escape($0))</xades:ClaimedRole>" }.joined()
+                + details.roles.map { "<xades:ClaimedRole>\(XMLText.escaped($0))</xades:ClaimedRole>" }.joined()
                 + "</xades:ClaimedRoles></xades:SignerRole>"
         }
         xml += "</xades:SignedSignatureProperties><xades:SignedDataObjectProperties>"
         for (index, file) in files.enumerated() {
-            xml += "<xades:DataObjectFormat ObjectReference=\"#\(id)-RefId\(index)\"><xades:MimeType>\(escape(file.mediaType))</xades:MimeType></xades:DataObjectFormat>"
+            xml += "<xades:DataObjectFormat ObjectReference=\"#\(id)-RefId\(index)\"><xades:MimeType>\(XMLText.escaped(file.mediaType))</xades:MimeType></xades:DataObjectFormat>"
         }
         return xml + "</xades:SignedDataObjectProperties></xades:SignedProperties>"
     }
@@ -183,18 +183,3 @@ public struct PreparedSignature: Sendable {
 
 func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
 
-/// Escapes text and attribute values for XML.
-func escape(_ text: String) -> String {
-    var out = ""
-    for character in text {
-        switch character {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        case "\r": out += "&#13;"
-        default: out.append(character)
-        }
-    }
-    return out
-}
