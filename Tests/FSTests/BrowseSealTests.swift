@@ -131,6 +131,15 @@ final class BrowseSealTests: XCTestCase {
         XCTAssertEqual(errno, ENOTEMPTY)
         XCTAssertEqual(rmdir(fixture.path("empty.cdoc2")), 0)
         XCTAssertEqual(try names(fixture.mountpoint), ["norecipients.cdoc2", "sealed.cdoc"])
+        // The real folder that holds an unsealed one is neither renamed nor removed.
+        XCTAssertEqual(mkdir(fixture.path("sub"), 0o755), 0)
+        XCTAssertEqual(mkdir(fixture.path("sub/inner.cdoc2"), 0o755), 0)
+        XCTAssertEqual(rename(fixture.path("sub"), fixture.path("moved")), -1)
+        XCTAssertEqual(errno, EBUSY)
+        XCTAssertEqual(rmdir(fixture.path("sub")), -1)
+        XCTAssertEqual(errno, ENOTEMPTY)
+        XCTAssertEqual(rmdir(fixture.path("sub/inner.cdoc2")), 0)
+        XCTAssertEqual(rmdir(fixture.path("sub")), 0)
 
         let result = try asicfs(["umount", fixture.mountpoint])
         XCTAssertEqual(result.stderr, "asicfs: \(fixture.real("norecipients.cdoc2")) was not written: no recipients when unmounted\n")
