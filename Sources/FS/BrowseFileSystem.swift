@@ -26,6 +26,8 @@ import Signing
 ///   its file, and served only if the file the core opened is the one at its name.
 ///   `user.asicfs.*` is asicfs's own verdict: never passed through from a real file.
 /// - Handles are ours: a browse handle is a real descriptor or (child, the child's handle).
+/// - `mkdir NAME.asice` makes a container (on disk with its first file); `mkdir NAME.cdoc2` (or
+///   `.cdoc`) a new encrypted one, on disk when sealed (`BrowseFileSystem+Sealing`).
 /// - Between containers (and between a container and a real folder) a rename is EXDEV, so
 ///   `mv` copies and removes; each container keeps its own rules (signed: EPERM).
 ///

@@ -216,6 +216,7 @@ final class BrowseSealTests: XCTestCase {
             attempt('make', lambda: os.mkdir(n))
             attempt('fill', lambda: put(n + '/letter.txt', 'from the second user'))
             attempt('root-only password', lambda: put(n + '/.asicfs/recipients', 'password-file=' + rootonly + '\\n'))
+            attempt('asked password', lambda: put(n + '/.asicfs/recipients', 'password\\n'))
             attempt('their recipient', lambda: put(n + '/.asicfs/recipients', open(cert).read()))
             attempt('their seal', lambda: put(n + '/.asicfs/seal', 'seal'))
             print(json.dumps(out))
@@ -231,6 +232,7 @@ final class BrowseSealTests: XCTestCase {
             XCTAssertTrue(out[attempt]?.hasPrefix("done") ?? false, "\(attempt): \(out[attempt] ?? "-")")
         }
         XCTAssertEqual(out["root-only password"], "error EINVAL", "the file is read with the writer's rights")
+        XCTAssertEqual(out["asked password"], "error EINVAL", "pinentry would ask on the daemon user's display")
         // Untouched by the second user: still only root's file, and no recipient.
         XCTAssertEqual(try names(fixture.path("shared/root.cdoc2")), [".asicfs", "secret.txt"])
         XCTAssertEqual(try text(fixture.path("shared/root.cdoc2/.asicfs/recipients")), "format: CDOC2\n")
