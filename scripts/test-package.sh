@@ -34,6 +34,9 @@ check mount -t fuse.asicfs "$work/c.asice" "$work/mnt" -o ro,noauto,nofail
 check grep -qx installed "$work/mnt/a.txt"
 check /usr/bin/asicfs umount "$work/mnt"
 check test -f /usr/share/mime/packages/asicfs.xml
+# Encrypted containers too (DigiDoc4's type names): a double-click on a .cdoc/.cdoc2 runs asicfs open.
+check grep -q 'type="application/x-cdoc2"' /usr/share/mime/packages/asicfs.xml
+check grep -q '^MimeType=.*application/x-cdoc;application/x-cdoc2;' /usr/share/applications/asicfs.desktop
 check test -f /usr/lib/systemd/user/asicfs@.service
 check grep -q "ExecStart=/usr/bin/asicfs open" /usr/lib/systemd/user/asicfs@.service
 # The systemd user unit's commands, as systemd would run them for this container (%f).

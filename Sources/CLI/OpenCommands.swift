@@ -38,7 +38,8 @@ let openCommand = Command(
     real folder of yours with mode 0700), or finds the mount it has already, and opens that folder with xdg-open
     when a desktop session is present (DISPLAY or WAYLAND_DISPLAY). Prints the folder's path
     on one line (control characters in NAME are written out: \t, \n). This is what the desktop
-    file (double-click on a .asice file) runs; `asicfs close` unmounts.
+    file (double-click on a .asice, .cdoc or .cdoc2 file) runs; `asicfs close` unmounts. An
+    encrypted container (.cdoc, .cdoc2) is decrypted through the folder's .asicfs/decrypt/.
     A container that cannot be written there (read-only storage) is mounted read-only; a
     DIRECTORY is mounted in browse mode; stderr says so. A failure is also a desktop
     notification, and leaves no folder behind.

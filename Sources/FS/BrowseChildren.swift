@@ -3,7 +3,8 @@ import CDOC
 import Foundation
 import Signing
 
-/// One container below a browse mount, open as a `MountRouter` or an `EncryptedMount` (a "child").
+/// One container below a browse mount, open as a `MountRouter`, an `EncryptedMount` or a
+/// `SealingMount` (a "child").
 final class BrowseChild: @unchecked Sendable {
     /// The container file, relative to the browse folder ("docs/a.asice").
     let relative: String
@@ -293,6 +294,51 @@ final class BrowseChildren: @unchecked Sendable {
                 table[relative] = nil
             }
             if let failure = child.router.close() { lock.withLock { failures.append(failure) } }
+        }
+    }
+
+    /// Adds a child that has no file yet (a new encrypted container, `mkdir new.cdoc2`); EEXIST
+    /// when one is open at that name.
+    func insert(_ relative: String, _ router: any BrowseContainer) throws {
+        try openLock.withLock {
+            try lock.withLock {
+                guard table[relative] == nil else { throw FileSystemError(EEXIST) }
+                let child = BrowseChild(relative: relative, router: router, now: Self.now)
+                tick += 1
+                child.lastUsed = tick
+                child.idleSince = Self.now
+                table[relative] = child
+            }
+        }
+        scheduleEviction()
+    }
+
+    /// Takes the child of `relative` out without closing it (rmdir of an unsealed new encrypted
+    /// container, which is discarded); EBUSY while others use it.
+    func takeOut(_ relative: String, pinnedByCaller: Int) throws -> BrowseChild? {
+        try openLock.withLock {
+            try lock.withLock {
+                guard let child = table[relative] else { return nil }
+                guard child.pins <= pinnedByCaller, child.handles == 0 else {
+                    throw FileSystemError(EBUSY, "cannot remove \(relative): it is in use (an open file)")
+                }
+                table[relative] = nil
+                return child
+            }
+        }
+    }
+
+    /// The next access compares the child with its file on disk (it was just sealed into it).
+    func checkSoon(_ relative: String) {
+        lock.withLock { table[relative]?.lastChecked = -.infinity }
+    }
+
+    /// The children at or below folder `relative` ("." for all) that have no file yet.
+    func awaitingSeal(below relative: String) -> [BrowseChild] {
+        lock.withLock {
+            table.values.filter { child in
+                child.router.awaitsSeal && (relative == "." || child.relative.hasPrefix(relative + "/"))
+            }
         }
     }
 

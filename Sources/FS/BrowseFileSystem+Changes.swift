@@ -66,14 +66,17 @@ extension BrowseFileSystem {
         try withPlace(path) { place in
             switch place {
             case .plain(let relative):
-                guard Self.isCreatableName(relative) else { return try folder.makeFolder(relative, mode: mode) }
-                // A new container: shown at once, on disk with its first file.
+                let sealable = Self.isSealableName(relative)
+                guard sealable || Self.isCreatableName(relative) else { return try folder.makeFolder(relative, mode: mode) }
+                // A new container: shown at once, on disk with its first file (an encrypted
+                // one: when sealed).
                 if folder.statusIfAny(relative) != nil { throw FileSystemError(EEXIST) }
                 let parent = PathText.folder(of: relative)
                 let parentStatus = try folder.status(parent)
                 if parentStatus.st_mode & S_IFMT != S_IFDIR { throw FileSystemError(ENOTDIR) }
                 if readOnly { throw FileSystemError(EROFS) }
                 try folder.access(parent, W_OK | X_OK)
+                if sealable { return try startSealing(relative) }
                 lock.withLock { newContainers[relative] = NewContainer() }
             case .child(let child, let inner):
                 if inner == "/" { throw FileSystemError(EEXIST) }
@@ -93,6 +96,7 @@ extension BrowseFileSystem {
             case .plain(let relative):
                 let prefix = relative + "/"
                 if lock.withLock({ newContainers.keys.contains { $0.hasPrefix(prefix) } }) { throw FileSystemError(ENOTEMPTY) }
+                if !children.awaitingSeal(below: relative).isEmpty { throw FileSystemError(ENOTEMPTY) }
                 try folder.removeFolder(relative)
             case .child(let child, "/"):
                 try removeContainer(child)
@@ -110,6 +114,7 @@ extension BrowseFileSystem {
 
     /// rmdir of a container's folder: an unsigned container with no data files goes (its file).
     private func removeContainer(_ child: BrowseChild) throws {
+        if child.router.awaitsSeal { return try removeUnsealed(child) }
         let fileSystem = child.router
         if fileSystem.readOnly { throw FileSystemError(EROFS) }
         if !fileSystem.isEmptyAndUnsigned { throw FileSystemError(ENOTEMPTY) }
@@ -125,6 +130,7 @@ extension BrowseFileSystem {
                DataFiles.isRemovedWhileOpenName(toPath) {
                 return try removeWhileOpen(relative, keepingAs: String(toPath.drop { $0 == "/" }))
             }
+            if case .child(let child, "/") = from, child.router.awaitsSeal { throw Self.notSealedYet(child) }
             try withPlace(toPath, enter: false) { to in
                 switch (from, to) {
                 case (.child(let a, let innerFrom), .child(let b, let innerTo)) where a === b && innerFrom != "/" && innerTo != "/":
@@ -207,6 +213,8 @@ extension BrowseFileSystem {
                 try folder.setTimes(relative, [accessed, modified])
             case .container(let relative, _):
                 try folder.setTimes(relative, [accessed, modified])
+            case .child(let child, "/") where child.router.awaitsSeal:
+                return  // no file yet
             case .child(let child, "/"):
                 try folder.setTimes(child.relative, [accessed, modified])
             case .child(let child, let inner):
@@ -226,6 +234,8 @@ extension BrowseFileSystem {
                 try folder.setMode(relative, mode)
             case .container(let relative, _):
                 try folder.setMode(relative, mode & 0o7666)
+            case .child(let child, "/") where child.router.awaitsSeal:
+                return  // no file yet
             case .child(let child, "/"):
                 try folder.setMode(child.relative, mode & 0o7666)
             case .child, .newContainer:
@@ -242,6 +252,8 @@ extension BrowseFileSystem {
                 try folder.setOwner(relative, user: user, group: group)
             case .container(let relative, _):
                 try folder.setOwner(relative, user: user, group: group)
+            case .child(let child, "/") where child.router.awaitsSeal:
+                return  // no file yet
             case .child(let child, "/"):
                 try folder.setOwner(child.relative, user: user, group: group)
             case .child, .newContainer:

@@ -26,6 +26,8 @@ import Signing
 ///   its file, and served only if the file the core opened is the one at its name.
 ///   `user.asicfs.*` is asicfs's own verdict: never passed through from a real file.
 /// - Handles are ours: a browse handle is a real descriptor or (child, the child's handle).
+/// - `mkdir NAME.asice` makes a container (on disk with its first file); `mkdir NAME.cdoc2` (or
+///   `.cdoc`) a new encrypted one, on disk when sealed (`BrowseFileSystem+Sealing`).
 /// - Between containers (and between a container and a real folder) a rename is EXDEV, so
 ///   `mv` copies and removes; each container keeps its own rules (signed: EPERM).
 ///
@@ -42,6 +44,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
     static let encryptedExtensions: Set<String> = ["cdoc", "cdoc2"]
     /// `mkdir NAME.<ext>` makes a new container.
     static let creatableExtensions: Set<String> = ["asice", "sce", "bdoc"]
+    /// `mkdir NAME.<ext>` makes a new encrypted container, written when sealed (`SealingMount`).
+    static let sealableExtensions: Set<String> = encryptedExtensions
 
     let folder: PassThroughFolder
     let readOnly: Bool
@@ -130,6 +134,10 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         containerExtension(Substring(PathText.lastComponent(of: relative))).map(encryptedExtensions.contains) ?? false
     }
 
+    static func isSealableName(_ relative: String) -> Bool {
+        containerExtension(Substring(PathText.lastComponent(of: relative))).map(sealableExtensions.contains) ?? false
+    }
+
     static func isCreatableName(_ relative: String) -> Bool {
         containerExtension(Substring(PathText.lastComponent(of: relative))).map(creatableExtensions.contains) ?? false
     }
@@ -180,8 +188,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
                 let inner = end == relative.endIndex ? "/" : String(relative[end...])
                 if lock.withLock({ newContainers[container] != nil }) { return .newContainer(container, inner) }
                 let wanted = enter || inner != "/"
-                if children.peek(container) != nil {
-                    if wanted { try checkCallerMayRead(container) }
+                if let open = children.peek(container) {
+                    if wanted { try open.router.awaitsSeal ? checkCallerIsMaker(open) : checkCallerMayRead(container) }
                     if let child = wanted ? try children.acquire(container, status: nil) : children.existing(container) {
                         return .child(child, inner)
                     }
@@ -277,12 +285,17 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
             _ = child.close()
             throw FileSystemError(EACCES)
         }
+        startServing(child, at: relative)
+        return child
+    }
+
+    /// Starts a child: its changes invalidate the kernel's cache below its folder.
+    func startServing(_ child: any BrowseContainer, at relative: String) {
         let prefix = "/" + relative
         child.start { [weak self] path in
             guard let invalidator = self?.lock.withLock({ self?.invalidator }) else { return }
             invalidator(prefix + path)
         }
-        return child
     }
 
     // MARK: - Attributes and listings
@@ -322,6 +335,8 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
                 return NodeAttributes(native: try folder.status(relative))
             case .container(let relative, let status):
                 return folderAttributes(relative, status, child: nil)
+            case .child(let child, "/") where child.router.awaitsSeal:
+                return sealingFolderAttributes(child)
             case .child(let child, "/"):
                 let status = try folder.status(child.relative)
                 child.owner = (status.st_uid, status.st_gid)
@@ -396,6 +411,10 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
         for (container, created) in made {
             let name = PathText.lastComponent(of: container)
             if !names.contains(name) { result.append((name, newContainerAttributes(created))) }
+        }
+        for child in children.awaitingSeal(below: relative) where PathText.parent(of: child.relative) == (relative == "." ? "" : relative) {
+            let name = PathText.lastComponent(of: child.relative)
+            if !names.contains(name) { result.append((name, sealingFolderAttributes(child))) }
         }
         return result
     }

@@ -10,8 +10,13 @@ import Signing
 /// atomically: into an unnamed file (O_TMPFILE) in the container's folder, linked to its name only
 /// when complete, so a failure, or a daemon killed while sealing, leaves nothing.
 final class Sealer: @unchecked Sendable {
+    /// Where the container is written (in browse mode through the held folder, `PinnedFolder`).
     let containerPath: String
+    /// The container as the user names it (for messages).
+    let shownPath: String
     let format: EncryptedFormat
+    /// Who the written file belongs to (browse mode: the user who made the folder); nil: the daemon's user.
+    private let owner: (user: uid_t, group: gid_t)?
     private let spool: SealSpool
     private let configuration: Configuration
     private let errors: LastError
@@ -19,8 +24,11 @@ final class Sealer: @unchecked Sendable {
     private var recipients: [RecipientSpec] = []
     private var sealedSummary: String?
 
-    init(containerPath: String, format: EncryptedFormat, spool: SealSpool, configuration: Configuration, errors: LastError) {
+    init(containerPath: String, shownAs shownPath: String? = nil, owner: (user: uid_t, group: gid_t)? = nil,
+         format: EncryptedFormat, spool: SealSpool, configuration: Configuration, errors: LastError) {
         self.containerPath = containerPath
+        self.shownPath = shownPath ?? containerPath
+        self.owner = owner
         self.format = format
         self.spool = spool
         self.configuration = configuration
@@ -86,16 +94,19 @@ final class Sealer: @unchecked Sendable {
         guard format == .cdoc2 else { throw errors.failure(EINVAL, "recipients: a password recipient needs CDOC2 (.cdoc2)") }
         let password: SecretBytes
         if line == "password" {
+            // pinentry would ask on the daemon user's display, not the writer's (allow_other).
+            if CallerRights.foreignCaller != nil { throw errors.failure(EINVAL, "recipients: only the daemon's user may ask for a password here; write 'password-file=PATH'") }
             guard let source = SecretSource.choose(descriptor: nil, configuration: configuration, terminalAllowed: false) else {
                 throw errors.failure(EINVAL, "recipients: 'password-file=PATH' is required here (\(SecretSource.noPrompt))")
             }
             do {
-                password = try source.ask(SecretRequest(title: "asicfs: encrypt", description: "Encrypting \(PrintableText.escaped(PathText.lastComponent(of: containerPath))) for a password", prompt: "Password"))
+                password = try source.ask(SecretRequest(title: "asicfs: encrypt", description: "Encrypting \(PrintableText.escaped(PathText.lastComponent(of: shownPath))) for a password", prompt: "Password"))
             } catch { throw errors.failure(EINVAL, "recipients: \(error)") }
         } else {
             let path = String(line.dropFirst("password-file=".count))
             guard path.hasPrefix("/") else { throw errors.failure(EINVAL, "recipients: password-file= needs an absolute path") }
-            do { password = try SecretBytes.read(file: path) } catch { throw errors.failure(EINVAL, "recipients: \(error)") }
+            // With the writer's rights: another user (allow_other) names only a file they may read.
+            do { password = try CallerRights.run { try SecretBytes.read(file: path) } } catch { throw errors.failure(EINVAL, "recipients: \(error)") }
         }
         if password.isEmpty { throw errors.failure(EINVAL, "recipients: the password is empty") }
         return .password(password, label: "password")
@@ -112,7 +123,7 @@ final class Sealer: @unchecked Sendable {
             do { try write(sources) } catch let error as FileSystemError {
                 throw errors.failure(error.code, "seal: \(error.description)")
             } catch { throw errors.failure(EIO, "seal: \(error)") }
-            sealedSummary = "\(PrintableText.escaped(containerPath)) (\(format.rawValue), \(files.count) file\(files.count == 1 ? "" : "s"), "
+            sealedSummary = "\(PrintableText.escaped(shownPath)) (\(format.rawValue), \(files.count) file\(files.count == 1 ? "" : "s"), "
                 + "\(recipients.count) recipient\(recipients.count == 1 ? "" : "s"))"
             wipeRecipients()
         }
@@ -124,11 +135,14 @@ final class Sealer: @unchecked Sendable {
         let (noRecipients, noFiles) = lock.withLock { (recipients.isEmpty, spool.files.isEmpty) }
         if noRecipients || noFiles {
             lock.withLock { wipeRecipients() }
-            return "\(PrintableText.escaped(containerPath)) was not written: \(noFiles ? "no files" : "no recipients") when unmounted"
+            return "\(PrintableText.escaped(shownPath)) was not written: \(noFiles ? "no files" : "no recipients") when unmounted"
         }
-        do { try seal() } catch { return "\(PrintableText.escaped(containerPath)) was not written: \(errors.text)" }
+        do { try seal() } catch { return "\(PrintableText.escaped(shownPath)) was not written: \(errors.text)" }
         return nil
     }
+
+    /// The folder was removed unsealed: its recipients' secrets go.
+    func forget() { lock.withLock { wipeRecipients() } }
 
     private func wipeRecipients() {
         for case .password(let secret, _) in recipients { secret.wipe() }
@@ -140,10 +154,13 @@ final class Sealer: @unchecked Sendable {
         let folder = PathText.folder(of: containerPath)
         // O_TMPFILE: the file has no name until linked, so nothing half-written can ever be seen or left.
         let descriptor = Glibc.open(folder, Self.temporaryFile | O_RDWR | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw FileSystemError(errno, "cannot write into \(PrintableText.escaped(folder))") }
+        guard descriptor >= 0 else { throw FileSystemError(errno, "cannot write into \(PrintableText.escaped(PathText.folder(of: shownPath)))") }
         defer { Glibc.close(descriptor) }
+        if let owner, owner != (geteuid(), getegid()), fchown(descriptor, owner.user, owner.group) != 0 {
+            throw FileSystemError(errno, "cannot give \(PrintableText.escaped(shownPath)) to its maker")
+        }
         try EncryptedContainer.writer(for: format).write(files: sources, for: recipients, to: descriptor)
-        guard fsync(descriptor) == 0 else { throw FileSystemError(errno, "cannot write \(PrintableText.escaped(containerPath))") }
+        guard fsync(descriptor) == 0 else { throw FileSystemError(errno, "cannot write \(PrintableText.escaped(shownPath))") }
         TestHooks.beforeSealLink()
         try link(descriptor)
     }
@@ -155,21 +172,21 @@ final class Sealer: @unchecked Sendable {
         var status = stat()
         if lstat(containerPath, &status) != 0 {
             guard linkat(AT_FDCWD, source, AT_FDCWD, containerPath, AT_SYMLINK_FOLLOW) == 0 else {
-                throw FileSystemError(errno, "cannot create \(PrintableText.escaped(containerPath))")
+                throw FileSystemError(errno, "cannot create \(PrintableText.escaped(shownPath))")
             }
             return
         }
         guard status.st_mode & S_IFMT == S_IFREG, status.st_size == 0 else {
-            throw FileSystemError(EEXIST, "\(PrintableText.escaped(containerPath)) exists already and is not empty")
+            throw FileSystemError(EEXIST, "\(PrintableText.escaped(shownPath)) exists already and is not empty")
         }
         let second = PathText.folder(of: containerPath) + "/.asicfs-seal-\(getpid())-" + PathText.lastComponent(of: containerPath)
         guard linkat(AT_FDCWD, source, AT_FDCWD, second, AT_SYMLINK_FOLLOW) == 0 else {
-            throw FileSystemError(errno, "cannot create \(PrintableText.escaped(containerPath))")
+            throw FileSystemError(errno, "cannot create \(PrintableText.escaped(shownPath))")
         }
         guard Glibc.rename(second, containerPath) == 0 else {
             let code = errno
             unlink(second)
-            throw FileSystemError(code, "cannot create \(PrintableText.escaped(containerPath))")
+            throw FileSystemError(code, "cannot create \(PrintableText.escaped(shownPath))")
         }
     }
 

@@ -14,13 +14,25 @@ final class SealingMount: RoutedMount, @unchecked Sendable {
     let sealer: Sealer
     private let spool: SealSpool
     let parts: PartRouter
+    /// Browse mode: the folder the container is written into, held while the folder is filled.
+    private let folder: PinnedFolder?
+    /// Who made it (browse mode: the folder's maker, who alone may fill it).
+    let maker: (user: uid_t, group: gid_t)
+    let mountedAt: Date
 
-    /// `containerPath`: where the container is to be written (nothing there yet, or 0 bytes).
-    init(containerPath: String, format: EncryptedFormat, configuration: Configuration) throws {
+    /// `containerPath`: where the container is to be written (nothing there yet, or 0 bytes);
+    /// in browse mode a name in the held `folder`, `shownPath` as the user names it, and the
+    /// written file given to `maker`.
+    init(containerPath: String, shownAs shownPath: String? = nil, folder: PinnedFolder? = nil,
+         maker: (user: uid_t, group: gid_t)? = nil, format: EncryptedFormat, configuration: Configuration) throws {
         let errors = LastError()
         let mountedAt = Date()
+        self.mountedAt = mountedAt
+        self.folder = folder
+        self.maker = maker ?? (geteuid(), getegid())
         spool = try SealSpool(containerPath: containerPath)
-        let sealer = Sealer(containerPath: containerPath, format: format, spool: spool, configuration: configuration, errors: errors)
+        let sealer = Sealer(containerPath: containerPath, shownAs: shownPath, owner: maker, format: format, spool: spool,
+                            configuration: configuration, errors: errors)
         self.sealer = sealer
         files = SealingFiles(spool: spool, mountedAt: mountedAt, isSealed: { sealer.isSealed })
         control = SealingControlFolder(sealer: sealer, errors: errors, mountedAt: mountedAt)
@@ -54,8 +66,14 @@ final class SealingMount: RoutedMount, @unchecked Sendable {
         return stats
     }
 
+    /// Browse mode: told when sealed (the child is then opened again as the container written).
+    var onSealed: (@Sendable () -> Void)?
+
     func start(invalidate: @escaping @Sendable (String) -> Void) {
-        control.sealed = { invalidate("/") }
+        control.sealed = { [weak self] in
+            self?.onSealed?()
+            invalidate("/")
+        }
     }
 
     func stop() { control.sealed = nil }
@@ -67,5 +85,12 @@ final class SealingMount: RoutedMount, @unchecked Sendable {
         let message = sealer.sealOnUnmount()
         spool.discard()
         return message
+    }
+
+    /// rmdir of the folder before it was sealed: nothing is written, and nothing said.
+    func discard() {
+        parts.removeAll()
+        sealer.forget()
+        spool.discard()
     }
 }

@@ -4,7 +4,8 @@ import XCTest
 
 /// What a desktop sees: extended attributes with the signature status, `cp -a`/`rsync -aX` out
 /// of a mount, `asicfs open`/`close` (xdg-open faked), notifications of a signing in a mount
-/// (notify-send faked), and the MIME and desktop files of contrib/desktop.
+/// (notify-send faked), and the MIME and desktop files of contrib/desktop (signature and
+/// encrypted containers).
 final class DesktopIntegrationTests: XCTestCase {
     nonisolated(unsafe) static var shared: SharedTestServices!
     override class func setUp() { shared = SharedTestServices(label: "fs-desktop") }
@@ -191,5 +192,65 @@ final class DesktopIntegrationTests: XCTestCase {
         try MountFixture.makeTimeStamped(timeStamped, Self.shared)
         let asics = try Shell.run("/usr/bin/gio", ["info", "-a", "standard::content-type", timeStamped], environment: environment)
         XCTAssertTrue(asics.stdout.contains("application/vnd.etsi.asic-s+zip"), asics.stdout + asics.stderr)
+
+        // Encrypted containers: DigiDoc4's type names, by name and by content, and asicfs.desktop
+        // (installed as `make install` does, its cache made) opens them.
+        try FileManager.default.createDirectory(atPath: data + "/applications", withIntermediateDirectories: true)
+        XCTAssertEqual(try Shell.run("/bin/cp", [contrib + "/desktop/asicfs.desktop", data + "/applications/"]).status, 0)
+        XCTAssertEqual(try Shell.run("/usr/bin/update-desktop-database", [data + "/applications"]).status, 0)
+        let (cdoc, cdoc2) = try encryptedContainers(fixture.folder)
+        let desktop = environment.merging(["XDG_CURRENT_DESKTOP": "GNOME"]) { $1 }
+        for (path, type) in [(cdoc, "application/x-cdoc"), (cdoc2, "application/x-cdoc2")] {
+            let renamed = path + ".bin"
+            XCTAssertEqual(try Shell.run("/bin/cp", [path, renamed]).status, 0)
+            for file in [path, renamed] {
+                let info = try Shell.run("/usr/bin/gio", ["info", "-a", "standard::content-type", file], environment: environment)
+                XCTAssertTrue(info.stdout.contains("standard::content-type: \(type)\n"), file + ": " + info.stdout + info.stderr)
+                let query = try Shell.run("/usr/bin/xdg-mime", ["query", "filetype", file], environment: desktop)
+                XCTAssertEqual(query.stdout, type + "\n", file + ": " + query.stderr)
+            }
+            let handler = try Shell.run("/usr/bin/xdg-mime", ["query", "default", type], environment: desktop)
+            XCTAssertEqual(handler.stdout, "asicfs.desktop\n", type + ": " + handler.stderr)
+        }
+    }
+
+    /// A CDOC 1.1 and a CDOC2 file made by `asicfs encrypt` (a password recipient; an openssl certificate).
+    private func encryptedContainers(_ folder: String) throws -> (cdoc: String, cdoc2: String) {
+        try writeFile(Array("letter\n".utf8), folder + "/letter.txt")
+        try writeFile(Array("password\n".utf8), folder + "/password")
+        let key = try CDOCTestKey.make(.rsa, in: URL(fileURLWithPath: folder), name: "reader")
+        let cdoc = folder + "/letter.cdoc", cdoc2 = folder + "/letter.cdoc2"
+        for arguments in [[cdoc, folder + "/letter.txt", "-r", key.certificatePath],
+                          [cdoc2, folder + "/letter.txt", "--format", "cdoc2", "--password-file", folder + "/password"]] {
+            let made = try Shell.run(MountFixture.binary, ["encrypt", "-q"] + arguments)
+            XCTAssertEqual(made.status, 0, made.stderr)
+        }
+        return (cdoc, cdoc2)
+    }
+
+    /// What the desktop file runs on a double-click on an encrypted container: `asicfs open`
+    /// mounts it (to be decrypted through .asicfs/decrypt/) and hands the folder to xdg-open.
+    func testOpenMountsAnEncryptedContainerForTheDesktop() throws {
+        let fixture = try MountFixture(self)
+        let (cdoc, cdoc2) = try encryptedContainers(fixture.folder)
+        let bin = fixture.folder + "/bin"
+        let opened = try fakeProgram("xdg-open", in: bin)
+        let runtime = fixture.folder + "/runtime"
+        let environment = ["XDG_RUNTIME_DIR": runtime, "DISPLAY": ":99",
+                           "PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")]
+        var folders: [String] = []
+        for container in [cdoc, cdoc2] {
+            let result = try Shell.run(MountFixture.binary, ["open", container], environment: environment)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let folder = runtime + "/asicfs/" + (container as NSString).lastPathComponent
+            XCTAssertEqual(result.stdout, folder + "\n")
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder + "/.asicfs").sorted(), ["README", "decrypt", "status"])
+            folders.append(folder)
+        }
+        XCTAssertEqual(try String(contentsOfFile: opened, encoding: .utf8), folders.map { $0 + "\n" }.joined())
+        for container in [cdoc, cdoc2] {
+            let closed = try Shell.run(MountFixture.binary, ["close", container], environment: environment)
+            XCTAssertEqual(closed.status, 0, closed.stderr)
+        }
     }
 }
