@@ -1,0 +1,54 @@
+import ASiC
+import Foundation
+
+/// `asicfs open` of an encrypted container (CDOC 1.x, CDOC2): the desktop's double-click. Once
+/// the mount is there, the inserted ID-card decrypts it — a request to the mount's
+/// `.asicfs/decrypt/id-card`, so the daemon asks PIN1 through pinentry (or the reader's PIN pad)
+/// exactly as a request written by hand would — and open waits for how that ends. A failure
+/// (no card, a wrong PIN1, a cancelled dialog) unmounts again: a failed open leaves nothing.
+enum OpenDecryption {
+    /// How often open looks at `status/current` while the person types PIN1.
+    static let pollInterval: useconds_t = 100_000
+
+    /// Decrypts the mount at `mountpoint` with the ID-card; throws the mount's one-line reason.
+    static func decryptWithIDCard(_ container: String, at mountpoint: String) throws {
+        do {
+            try request(mountpoint + "/.asicfs/decrypt/id-card")
+            try waitForOutcome(mountpoint + "/.asicfs/status/current")
+        } catch {
+            _ = try? UnmountCommand.run(mountpoint)
+            throw MountFailure("cannot decrypt \(PrintableText.escaped(PathText.lastComponent(of: container))) with the ID-card: \(error)")
+        }
+    }
+
+    /// Writes the empty request (reader and CAN as the defaults choose them).
+    private static func request(_ path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard descriptor >= 0 else { throw MountFailure(String(cString: strerror(errno))) }
+        let written = write(descriptor, "\n", 1)
+        let code = errno
+        close(descriptor)
+        if written != 1 { throw MountFailure(lastError(beside: path) ?? String(cString: strerror(code))) }
+    }
+
+    /// Waits while the daemon decrypts (pinentry may wait for the person as long as it likes).
+    private static func waitForOutcome(_ current: String) throws {
+        while true {
+            guard let text = try? String(contentsOfFile: current, encoding: .utf8) else {
+                throw MountFailure("the mount went away while decrypting")
+            }
+            if text.hasPrefix("done:") { return }
+            if text.hasPrefix("failed: ") {
+                var reason = text.dropFirst("failed: ".count).trimmingCharacters(in: .newlines)
+                if reason.hasPrefix("decrypting with id-card failed: ") { reason = String(reason.dropFirst(32)) }
+                throw MountFailure(reason)
+            }
+            usleep(pollInterval)
+        }
+    }
+
+    private static func lastError(beside request: String) -> String? {
+        let status = PathText.folder(of: PathText.folder(of: request)) + "/status/last-error"
+        return (try? String(contentsOfFile: status, encoding: .utf8))?.trimmingCharacters(in: .newlines)
+    }
+}
