@@ -46,7 +46,8 @@ let openCommand = Command(
     ID-card before the folder opens: PIN1 is asked by pinentry (or on the reader's PIN pad),
     as for a request to the mount's .asicfs/decrypt/id-card. Without a card, with a wrong PIN1
     or a cancelled dialog, open fails (one line, a notification) and unmounts; to decrypt in
-    another way, use `asicfs mount` and .asicfs/decrypt/<method>.
+    another way, use `asicfs mount` and .asicfs/decrypt/<method>. With -f it is mounted but not
+    decrypted.
     -f keeps the mount in the foreground (the systemd user unit asicfs@.service uses it).
     """,
     options: [OptionSpec(names: ["-f", "--foreground"], takesValue: false, help: "mount in the foreground (for systemd)"),

@@ -38,6 +38,11 @@ enum OpenDecryption {
                 throw MountFailure("the mount went away while decrypting")
             }
             if text.hasPrefix("done:") { return }
+            // Still idle with an error recorded: the request was refused when it was taken.
+            if text.hasPrefix("idle"), let refused = lastError(beside: current.replacingOccurrences(of: "/status/current", with: "/decrypt/id-card")),
+               !refused.isEmpty {
+                throw MountFailure(refused)
+            }
             if text.hasPrefix("failed: ") {
                 var reason = text.dropFirst("failed: ".count).trimmingCharacters(in: .newlines)
                 if reason.hasPrefix("decrypting with id-card failed: ") { reason = String(reason.dropFirst(32)) }

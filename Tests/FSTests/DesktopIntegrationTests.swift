@@ -191,5 +191,17 @@ final class DesktopIntegrationTests: XCTestCase {
         try MountFixture.makeTimeStamped(timeStamped, Self.shared)
         let asics = try Shell.run("/usr/bin/gio", ["info", "-a", "standard::content-type", timeStamped], environment: environment)
         XCTAssertTrue(asics.stdout.contains("application/vnd.etsi.asic-s+zip"), asics.stdout + asics.stderr)
+
+        // Encrypted containers: CDOC 1.x by name, CDOC2 by name and by content; the desktop file opens both.
+        try writeFile(Array("<?xml version=\"1.0\"?>\n<denc:EncryptedData/>\n".utf8), fixture.folder + "/letter.cdoc")
+        try writeFile(Array("CDOC".utf8) + [2, 0, 0, 0, 0], fixture.folder + "/letter.cdoc2")
+        XCTAssertEqual(rename(fixture.folder + "/letter.cdoc2", fixture.folder + "/letter.bin"), 0)
+        try writeFile(Array("CDOC".utf8) + [2, 0, 0, 0, 0], fixture.folder + "/letter.cdoc2")
+        for (file, type) in [("letter.cdoc", "application/x-cdoc"), ("letter.cdoc2", "application/x-cdoc2"), ("letter.bin", "application/x-cdoc2")] {
+            let info = try Shell.run("/usr/bin/gio", ["info", "-a", "standard::content-type", fixture.folder + "/" + file], environment: environment)
+            XCTAssertTrue(info.stdout.contains("standard::content-type: \(type)\n"), file + ": " + info.stdout + info.stderr)
+        }
+        let desktopFile = try String(contentsOfFile: contrib + "/desktop/asicfs.desktop", encoding: .utf8)
+        XCTAssertTrue(desktopFile.contains(";application/x-cdoc;application/x-cdoc2;\n"), desktopFile)
     }
 }
