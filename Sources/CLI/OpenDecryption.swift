@@ -2,11 +2,20 @@ import ASiC
 import Foundation
 
 /// `asicfs open` of an encrypted container (CDOC 1.x, CDOC2): the desktop's double-click. Once
-/// the mount is there, the inserted ID-card decrypts it — a request to the mount's
-/// `.asicfs/decrypt/id-card`, so the daemon asks PIN1 through pinentry (or the reader's PIN pad)
-/// exactly as a request written by hand would — and open waits for how that ends. A failure
-/// (no card, a wrong PIN1, a cancelled dialog) unmounts again: a failed open leaves nothing.
+/// the mount is there and one of its recipients is an EC key (a CDOC 1.x certificate or a CDOC2
+/// public key: what an ID-card holds),
+/// the inserted ID-card decrypts it — a request to the mount's `.asicfs/decrypt/id-card`, so the
+/// daemon asks PIN1 through pinentry (or the reader's PIN pad) exactly as a request written by
+/// hand would — and open waits for how that ends. A failure (no card, a wrong PIN1, a cancelled
+/// dialog) unmounts again: a failed open leaves nothing. A container for keys or passwords only
+/// stays mounted undecrypted, for `.asicfs/decrypt/<method>`.
 enum OpenDecryption {
+    /// Whether the mount's `status/recipients` names an EC key (an ID-card could hold it).
+    static func hasCardRecipient(at mountpoint: String) -> Bool {
+        let text = (try? String(contentsOfFile: mountpoint + "/.asicfs/status/recipients", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").contains { $0.hasPrefix("ec-certificate: ") || $0.hasPrefix("ec-public-key: ") }
+    }
+
     /// How often open looks at `status/current` while the person types PIN1.
     static let pollInterval: useconds_t = 100_000
 
