@@ -22,6 +22,8 @@ final class DecryptionCoordinator: @unchecked Sendable {
     private let lock = NSLock()
     private var state = State.idle
     private let running = DispatchGroup()
+    /// The thread of the decryption running now (its pinentry dialog is ended at unmount).
+    private var thread: Thread?
     /// Told after the files appeared (the kernel's view of the root is dropped).
     var decrypted: (@Sendable () -> Void)?
 
@@ -128,6 +130,7 @@ final class DecryptionCoordinator: @unchecked Sendable {
             run(method, parameters)
         }
         thread.name = "asicfs-decrypt"
+        lock.withLock { self.thread = thread }
         thread.start()
     }
 
@@ -165,9 +168,11 @@ final class DecryptionCoordinator: @unchecked Sendable {
     var stateLine: String { String(currentText.dropLast()) }
 
     /// Unmount: the spool drops its key and files (a running decryption then fails at its next
-    /// write), and a decryption still running is given a moment to end (pinentry may hold it).
+    /// write), a pinentry dialog the decryption opened is ended (nobody waits for its PIN any
+    /// more), and a decryption still running is given a moment to end.
     func close() {
         spool.discard()
+        if let thread = lock.withLock({ thread }) { PinentryDialogs.end(startedBy: thread) }
         _ = running.wait(timeout: .now() + 5)
     }
 }

@@ -238,6 +238,40 @@ final class MountDecryptIDCardTests: XCTestCase {
         try fixture.unmount()
     }
 
+    /// Unmounting while pinentry's dialog asks PIN1 (held open by the fake pinentry's gate):
+    /// status says what the daemon waits for and status/id-card answers at once; `asicfs umount`
+    /// ends the mount within seconds, nothing is sent to the card, no spool is left, and the
+    /// pinentry the daemon started does not outlive it.
+    func testUnmountWhilePinentryAsksEndsCleanly() throws {
+        let fixture = try MountFixture(self)
+        let (container, _) = try encrypted(fixture, format: "cdoc2")
+        let apdus = fixture.folder + "/apdu.log"
+        try readers.insert(try card(fixture), reader: 0, log: apdus)
+        let hold = fixture.folder + "/dialog-open"
+        try writeFile([], hold)
+        defer { unlink(hold) }
+        let program = fixture.folder + "/fake-pinentry"
+        try FakePinentry.write(to: program, pin: Self.pin1, log: fixture.folder + "/pinentry.log", holdWhile: hold)
+        try fixture.mount(["pinentry=\(program)"], container: container)
+        try request(fixture)
+        XCTAssertTrue(eventually(15) { FileManager.default.fileExists(atPath: hold + ".held") }, "pinentry was not asked")
+        XCTAssertEqual(try text(fixture.path(".asicfs/status/current")),
+                       "waiting-for-user: enter PIN1 for the ID-card in Virtual PCD 00 00 (asked by \(program))\n")
+        XCTAssertTrue(try text(fixture.path(".asicfs/status/id-card")).hasSuffix(
+            "\ncard: in use by the decryption (the reader, the holder and the PIN counters show once it ends)\n"))
+        XCTAssertFalse(try Shell.run("/usr/bin/pgrep", ["-f", program]).stdout.isEmpty, "the dialog is open")
+
+        let started = Date()
+        let unmounted = try Shell.run(MountFixture.binary, ["umount", fixture.mountpoint])
+        XCTAssertEqual(unmounted.status, 0, unmounted.stderr)
+        XCTAssertNotNil(fixture.reap(timeout: 15), "the daemon ended")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        XCTAssertEqual(((try? FileManager.default.contentsOfDirectory(atPath: fixture.folder)) ?? []).filter { $0.contains(".asicfs-spool-") }, [])
+        XCTAssertEqual(cardCommands(apdus, ins: "20", p1p2: "00 01"), 0, "no PIN was sent")
+        XCTAssertTrue(eventually(5) { (try? Shell.run("/usr/bin/pgrep", ["-f", program]))?.stdout.isEmpty ?? false },
+                      "the daemon's pinentry is gone with it")
+    }
+
     // MARK: - OpenSC's PKCS#11 module on the card
 
     /// `decrypt/pkcs11` with OpenSC's module over the emulated IDEMIA card: C_DeriveKey with
