@@ -50,9 +50,35 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
             let error = PrintableText.escaped(errors.text)
             return error.isEmpty ? [] : Array((error + "\n").utf8)
         case .idCard: return Array(idCardText.utf8)
-        case .request(let method): return Array((method.usage + "\n").utf8)
+        case .request(let method): return Array(Self.requestHelp(method).utf8)
         case .root, .decryptFolder, .statusFolder: return []
         }
+    }
+
+    /// What reading `decrypt/<method>` shows: the method's parameters as a mount takes them (no
+    /// `*-fd=`: the daemon has none of the writer's descriptors), who asks for a secret, and an
+    /// example.
+    static func requestHelp(_ method: DecryptionMethod) -> String {
+        var usage = method.usage
+        for descriptor in [" [pin-fd=N]", "|passphrase-fd=N", "|password-fd=N"] {
+            usage = usage.replacingOccurrences(of: descriptor, with: "")
+        }
+        let asks: String? = switch method {
+        case .idCard: "PIN1 is asked by pinentry (the pinentry setting), else typed on the reader's PIN pad"
+        case .pkcs11: "the token's PIN is asked by pinentry (the pinentry setting), else typed on the reader's PIN pad"
+        case .pkcs12, .key: "a passphrase not in a file is asked by pinentry"
+        case .password: "a password not in a file is asked by pinentry"
+        case .secret: nil
+        }
+        let example = switch method {
+        case .idCard: "echo \"\" > .asicfs/decrypt/id-card"
+        case .pkcs11: "echo 'key=LABEL' > .asicfs/decrypt/pkcs11"
+        case .pkcs12: "echo \"file=$HOME/keys/me.p12\" > .asicfs/decrypt/pkcs12"
+        case .key: "echo \"key-file=$HOME/keys/me.pem\" > .asicfs/decrypt/key"
+        case .secret: "echo \"secret-file=$HOME/keys/letter.b64\" > .asicfs/decrypt/secret"
+        case .password: "echo \"\" > .asicfs/decrypt/password"
+        }
+        return [usage, asks, "example: " + example].compactMap { $0 }.joined(separator: "\n") + "\n"
     }
 
     /// `status/id-card`: the decryption's state, then the card as it is now. While a decryption

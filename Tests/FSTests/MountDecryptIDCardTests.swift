@@ -119,6 +119,13 @@ final class MountDecryptIDCardTests: XCTestCase {
 
                 """)
 
+            // The request file says what a mount takes: no pin-fd= (refused there), who asks.
+            XCTAssertEqual(try text(fixture.path(".asicfs/decrypt/id-card")), """
+                id-card [reader=NAME] [can=DIGITS]: the ID-card's authentication key (PIN1)
+                PIN1 is asked by pinentry (the pinentry setting), else typed on the reader's PIN pad
+                example: echo "" > .asicfs/decrypt/id-card
+
+                """)
             try request(fixture)
             XCTAssertEqual(try outcome(fixture), "done: decrypted 2 files with id-card\n", format)
             try assertShown(fixture.mountpoint, files)

@@ -70,6 +70,7 @@ final class MountDecryptPKCS11Tests: XCTestCase {
         let fixture = try MountFixture(self)
         let tokens = try token(fixture)
         let (files, log) = try mounted(fixture, tokens, format: "cdoc2", for: "ec", pin: Self.pin)
+        XCTAssertFalse(try text(fixture.path(".asicfs/decrypt/pkcs11")).contains("pin-fd"), "refused in a mount, so not offered")
         try request(fixture, "label=decrypt key=ec")
         XCTAssertEqual(try outcome(fixture), "done: decrypted 2 files with pkcs11\n")
         try assertShown(fixture, files)
