@@ -205,6 +205,29 @@ final class MountDecryptIDCardTests: XCTestCase {
         try fixture.unmount()
     }
 
+    /// Browse mode: an encrypted container's folder has its own `.asicfs`, whose
+    /// `decrypt/id-card` decrypts it the same way (pinentry run by the browse daemon).
+    func testBrowseModeDecryptsAContainerFolderWithTheCard() throws {
+        let browse = try BrowseFixture(self)
+        let (container, files) = try encrypted(browse.mount, format: "cdoc")
+        XCTAssertEqual(rename(container, browse.real("letter.cdoc")), 0)
+        try readers.insert(try card(browse.mount), reader: 0)
+        let (program, _) = try pinentry(browse.mount, pin: Self.pin1)
+        try browse.start(["pinentry=\(program)"])
+        XCTAssertEqual(try shown(browse.path("letter.cdoc")), [])
+        let written = try Shell.run("/bin/bash", ["-c", "echo '' > '\(browse.path("letter.cdoc/.asicfs/decrypt/id-card"))'"])
+        XCTAssertEqual(written.status, 0, written.stderr)
+        let deadline = Date().addingTimeInterval(60)
+        var current = ""
+        repeat {
+            current = try text(browse.path("letter.cdoc/.asicfs/status/current"))
+            if current.hasPrefix("done:") || current.hasPrefix("failed:") { break }
+            usleep(20_000)
+        } while Date() < deadline
+        XCTAssertEqual(current, "done: decrypted 2 files with id-card\n")
+        try assertShown(browse.path("letter.cdoc"), files)
+    }
+
     // MARK: - Cancel, a card pulled
 
     /// Cancelling pinentry's dialog, and a card that leaves the reader when the key agreement
