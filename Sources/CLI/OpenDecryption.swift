@@ -3,10 +3,9 @@ import Foundation
 
 /// `asicfs open` of an encrypted container (CDOC 1.x, CDOC2): the desktop's double-click. Once
 /// the mount is there and one of its recipients is an EC key (a CDOC 1.x certificate or a CDOC2
-/// public key: what an ID-card holds),
-/// the inserted ID-card decrypts it — a request to the mount's `.asicfs/decrypt/id-card`, so the
-/// daemon asks PIN1 through pinentry (or the reader's PIN pad) exactly as a request written by
-/// hand would — and open waits for how that ends. A failure (no card, a wrong PIN1, a cancelled
+/// public key: what an ID-card holds), the inserted ID-card decrypts it — a request to the
+/// mount's `.asicfs/decrypt/id-card`, so the daemon asks PIN1 through pinentry (or the reader's
+/// PIN pad) exactly as a request written by hand would — and open waits for how that ends. A failure (no card, a wrong PIN1, a cancelled
 /// dialog) unmounts again: a failed open leaves nothing. A container for keys or passwords only
 /// stays mounted undecrypted, for `.asicfs/decrypt/<method>`.
 enum OpenDecryption {
@@ -22,8 +21,8 @@ enum OpenDecryption {
     /// Decrypts the mount at `mountpoint` with the ID-card; throws the mount's one-line reason.
     static func decryptWithIDCard(_ container: String, at mountpoint: String) throws {
         do {
-            try request(mountpoint + "/.asicfs/decrypt/id-card")
-            try waitForOutcome(mountpoint + "/.asicfs/status/current")
+            try request(in: mountpoint)
+            try waitForOutcome(in: mountpoint)
         } catch {
             _ = try? UnmountCommand.run(mountpoint)
             throw MountFailure("cannot decrypt \(PrintableText.escaped(PathText.lastComponent(of: container))) with the ID-card: \(error)")
@@ -31,38 +30,36 @@ enum OpenDecryption {
     }
 
     /// Writes the empty request (reader and CAN as the defaults choose them).
-    private static func request(_ path: String) throws {
-        let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+    private static func request(in mountpoint: String) throws {
+        let descriptor = open(mountpoint + "/.asicfs/decrypt/id-card", O_WRONLY | O_TRUNC | O_CLOEXEC)
         guard descriptor >= 0 else { throw MountFailure(String(cString: strerror(errno))) }
         let written = write(descriptor, "\n", 1)
         let code = errno
         close(descriptor)
-        if written != 1 { throw MountFailure(lastError(beside: path) ?? String(cString: strerror(code))) }
+        if written != 1 { throw MountFailure(lastError(in: mountpoint) ?? String(cString: strerror(code))) }
     }
 
     /// Waits while the daemon decrypts (pinentry may wait for the person as long as it likes).
-    private static func waitForOutcome(_ current: String) throws {
+    private static func waitForOutcome(in mountpoint: String) throws {
+        let failedPrefix = "failed: decrypting with id-card failed: "
         while true {
-            guard let text = try? String(contentsOfFile: current, encoding: .utf8) else {
+            guard let text = try? String(contentsOfFile: mountpoint + "/.asicfs/status/current", encoding: .utf8) else {
                 throw MountFailure("the mount went away while decrypting")
             }
             if text.hasPrefix("done:") { return }
             // Still idle with an error recorded: the request was refused when it was taken.
-            if text.hasPrefix("idle"), let refused = lastError(beside: current.replacingOccurrences(of: "/status/current", with: "/decrypt/id-card")),
-               !refused.isEmpty {
+            if text.hasPrefix("idle"), let refused = lastError(in: mountpoint), !refused.isEmpty {
                 throw MountFailure(refused)
             }
             if text.hasPrefix("failed: ") {
-                var reason = text.dropFirst("failed: ".count).trimmingCharacters(in: .newlines)
-                if reason.hasPrefix("decrypting with id-card failed: ") { reason = String(reason.dropFirst(32)) }
-                throw MountFailure(reason)
+                let prefix = text.hasPrefix(failedPrefix) ? failedPrefix : "failed: "
+                throw MountFailure(text.dropFirst(prefix.count).trimmingCharacters(in: .newlines))
             }
             usleep(pollInterval)
         }
     }
 
-    private static func lastError(beside request: String) -> String? {
-        let status = PathText.folder(of: PathText.folder(of: request)) + "/status/last-error"
-        return (try? String(contentsOfFile: status, encoding: .utf8))?.trimmingCharacters(in: .newlines)
+    private static func lastError(in mountpoint: String) -> String? {
+        (try? String(contentsOfFile: mountpoint + "/.asicfs/status/last-error", encoding: .utf8))?.trimmingCharacters(in: .newlines)
     }
 }
