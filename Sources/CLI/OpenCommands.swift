@@ -43,6 +43,13 @@ let openCommand = Command(
     A container that cannot be written there (read-only storage) is mounted read-only; a
     DIRECTORY is mounted in browse mode; stderr says so. A failure is also a desktop
     notification, and leaves no folder behind.
+    An encrypted container (CDOC 1.x, CDOC2, told by content) with an EC key among its
+    recipients (status/recipients) is decrypted with the inserted ID-card before the folder opens: PIN1 is asked by
+    pinentry (or on the reader's PIN pad), as for a request to the mount's
+    .asicfs/decrypt/id-card. Without a card, with a wrong PIN1 or a cancelled dialog, open fails
+    (one line, a notification) and unmounts; to decrypt in another way, use `asicfs mount` and
+    .asicfs/decrypt/<method>. One for keys or passwords only is mounted undecrypted (stderr says
+    so), as is any with -f.
     -f keeps the mount in the foreground (the systemd user unit asicfs@.service uses it).
     """,
     options: [OptionSpec(names: ["-f", "--foreground"], takesValue: false, help: "mount in the foreground (for systemd)"),
@@ -93,6 +100,14 @@ private func openContainer(_ arguments: ParsedArguments, _ context: CommandConte
         let status = try attempt.runMount(["mount", container, mountpoint] + context.settingArguments
                                           + (readOnly != nil ? ["-o", "ro"] : []))
         if status != 0 { return status }
+        if EncryptedMount.isEncrypted(container) {
+            if OpenDecryption.hasCardRecipient(at: mountpoint) {
+                try OpenDecryption.decryptWithIDCard(container, at: mountpoint)
+            } else {
+                Terminal.error("no recipient of \(PrintableText.escaped(PathText.lastComponent(of: container))) is an EC key an ID-card "
+                    + "could hold: it stays encrypted until a request to .asicfs/decrypt/<method> decrypts it")
+            }
+        }
     }
     attempt.madeFolder = nil
     OpenFolders.print(mountpoint)

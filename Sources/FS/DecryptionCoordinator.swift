@@ -11,7 +11,8 @@ import Signing
 /// and authenticated; a failed decryption leaves nothing, and may be tried again.
 final class DecryptionCoordinator: @unchecked Sendable {
     enum State: Equatable {
-        case idle, running(DecryptionMethod), done(String), failed(String)
+        /// `waiting`: what the person must do now (PIN1 on the PIN pad, pinentry's dialog).
+        case idle, running(DecryptionMethod, waiting: String?), done(String), failed(String)
     }
 
     private let reader: EncryptedContainerReader
@@ -21,6 +22,8 @@ final class DecryptionCoordinator: @unchecked Sendable {
     private let lock = NSLock()
     private var state = State.idle
     private let running = DispatchGroup()
+    /// The thread of the decryption running now (its pinentry dialog is ended at unmount).
+    private var thread: Thread?
     /// Told after the files appeared (the kernel's view of the root is dropped).
     var decrypted: (@Sendable () -> Void)?
 
@@ -42,11 +45,18 @@ final class DecryptionCoordinator: @unchecked Sendable {
     }
     var recipients: [Recipient] { reader.recipients }
 
+    /// A decryption runs (the card or token may be in use).
+    var isRunning: Bool {
+        if case .running = lock.withLock({ state }) { return true }
+        return false
+    }
+
     /// `status/current`: one line.
     var currentText: String {
         switch lock.withLock({ state }) {
         case .idle: "idle\n"
-        case .running(let method): "decrypting: \(method.rawValue)\n"
+        case .running(let method, nil): "decrypting: \(method.rawValue)\n"
+        case .running(_, let waiting?): "waiting-for-user: \(PrintableText.escaped(waiting))\n"
         case .done(let summary): "done: \(PrintableText.escaped(summary))\n"
         case .failed(let reason): "failed: \(PrintableText.escaped(reason))\n"
         }
@@ -90,7 +100,7 @@ final class DecryptionCoordinator: @unchecked Sendable {
 
     private func checkStartable(_ method: DecryptionMethod) throws {
         switch lock.withLock({ state }) {
-        case .running(let other):
+        case .running(let other, _):
             throw FileSystemError(EBUSY, "decrypt/\(method.rawValue): a decryption (\(other.rawValue)) is running; wait for status/current")
         case .done:
             throw FileSystemError(EBUSY, "decrypt/\(method.rawValue): the container is decrypted already")
@@ -108,7 +118,7 @@ final class DecryptionCoordinator: @unchecked Sendable {
             try lock.withLock {
                 if case .running = state { throw FileSystemError(EBUSY, "decrypt/\(method.rawValue): a decryption is running") }
                 if case .done = state { throw FileSystemError(EBUSY, "decrypt/\(method.rawValue): the container is decrypted already") }
-                state = .running(method)
+                state = .running(method, waiting: nil)
             }
         } catch {
             errors.record((error as? FileSystemError)?.description ?? "\(error)")
@@ -120,12 +130,14 @@ final class DecryptionCoordinator: @unchecked Sendable {
             run(method, parameters)
         }
         thread.name = "asicfs-decrypt"
+        lock.withLock { self.thread = thread }
         thread.start()
     }
 
     private func run(_ method: DecryptionMethod, _ parameters: SigningParameters) {
         do {
-            let unlocker = try method.unlocker(parameters, configuration: configuration, commandLine: false)
+            let unlocker = try method.unlocker(parameters, configuration: configuration, commandLine: false,
+                                               events: { [self] in show($0, of: method) })
             try reader.decrypt(with: unlocker, into: spool)
             spool.publish()
             let count = spool.files.count
@@ -139,10 +151,28 @@ final class DecryptionCoordinator: @unchecked Sendable {
         }
     }
 
+    /// What the card or token reports while it decrypts: a wait for the person shows in
+    /// `status/current` until the next step.
+    private func show(_ event: SigningEvent, of method: DecryptionMethod) {
+        lock.withLock {
+            guard case .running(method, _) = state else { return }
+            switch event {
+            case .waitingForUser(let text): state = .running(method, waiting: text)
+            default: state = .running(method, waiting: nil)
+            }
+        }
+    }
+
+    /// The decryption's state for `status/id-card`: one line, as `status/current` (the card's
+    /// lines follow it there).
+    var stateLine: String { String(currentText.dropLast()) }
+
     /// Unmount: the spool drops its key and files (a running decryption then fails at its next
-    /// write), and a decryption still running is given a moment to end (pinentry may hold it).
+    /// write), a pinentry dialog the decryption opened is ended (nobody waits for its PIN any
+    /// more), and a decryption still running is given a moment to end.
     func close() {
         spool.discard()
+        if let thread = lock.withLock({ thread }) { PinentryDialogs.end(startedBy: thread) }
         _ = running.wait(timeout: .now() + 5)
     }
 }

@@ -20,7 +20,7 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
 
     private enum Node: Equatable {
         case root, decryptFolder, statusFolder
-        case readme, recipients, current, lastError
+        case readme, recipients, current, lastError, idCard
         case request(DecryptionMethod)
     }
 
@@ -33,6 +33,7 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
         case ["status", "recipients"]: return .recipients
         case ["status", "current"]: return .current
         case ["status", "last-error"]: return .lastError
+        case ["status", "id-card"]: return .idCard
         case let parts where parts.count == 2 && parts[0] == "decrypt":
             guard let method = DecryptionMethod(rawValue: parts[1]) else { throw FileSystemError(ENOENT) }
             return .request(method)
@@ -48,10 +49,50 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
         case .lastError:
             let error = PrintableText.escaped(errors.text)
             return error.isEmpty ? [] : Array((error + "\n").utf8)
-        case .request(let method): return Array((method.usage + "\n").utf8)
+        case .idCard: return Array(idCardText.utf8)
+        case .request(let method): return Array(Self.requestHelp(method).utf8)
         case .root, .decryptFolder, .statusFolder: return []
         }
     }
+
+    /// What reading `decrypt/<method>` shows: the method's parameters as a mount takes them (no
+    /// `*-fd=`: the daemon has none of the writer's descriptors), who asks for a secret, and an
+    /// example.
+    static func requestHelp(_ method: DecryptionMethod) -> String {
+        var usage = method.usage
+        for descriptor in [" [pin-fd=N]", "|passphrase-fd=N", "|password-fd=N"] {
+            usage = usage.replacingOccurrences(of: descriptor, with: "")
+        }
+        let asks: String? = switch method {
+        case .idCard: "PIN1 is asked by pinentry (the pinentry setting), else typed on the reader's PIN pad"
+        case .pkcs11: "the token's PIN is asked by pinentry (the pinentry setting), else typed on the reader's PIN pad"
+        case .pkcs12, .key: "a passphrase not in a file is asked by pinentry"
+        case .password: "a password not in a file is asked by pinentry"
+        case .secret: nil
+        }
+        let example = switch method {
+        case .idCard: "echo \"\" > .asicfs/decrypt/id-card"
+        case .pkcs11: "echo 'key=LABEL' > .asicfs/decrypt/pkcs11"
+        case .pkcs12: "echo \"file=$HOME/keys/me.p12\" > .asicfs/decrypt/pkcs12"
+        case .key: "echo \"key-file=$HOME/keys/me.pem\" > .asicfs/decrypt/key"
+        case .secret: "echo \"secret-file=$HOME/keys/letter.b64\" > .asicfs/decrypt/secret"
+        case .password: "echo \"\" > .asicfs/decrypt/password"
+        }
+        return [usage, asks, "example: " + example].compactMap { $0 }.joined(separator: "\n") + "\n"
+    }
+
+    /// `status/id-card`: the decryption's state, then the card as it is now. While a decryption
+    /// runs the card is not asked: it may be in the reader's PIN-pad entry, which holds the card
+    /// until the person types (or the pad gives up), and a status read must not wait for that.
+    private var idCardText: String {
+        let state = decryption.stateLine
+        if decryption.isRunning { return state + "\n" + Self.cardInUse + "\n" }
+        // Card I/O takes a while: the FUSE reader role goes to another thread first.
+        FuseReader.mayWait()
+        return ([state] + IDCardStatusLines.read()).joined(separator: "\n") + "\n"
+    }
+
+    static let cardInUse = "card: in use by the decryption (the reader, the holder and the PIN counters show once it ends)"
 
     /// The format, then one recipient a line: its kind and who it is (certificate subject or
     /// label), escaped so that a control character in a label is never printed raw.
@@ -74,7 +115,7 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
         case .request: return NodeAttributes(kind: .file, size: Int64(content(node).count), permissions: 0o644, modified: mountedAt, isDynamic: true)
         // Changing content: no size (a size the kernel kept from before would cut a reader that
         // trusts it, as Foundation does, short); reads are direct_io and go to the end.
-        case .current, .lastError: return NodeAttributes(kind: .file, size: 0, permissions: 0o444, modified: mountedAt, isDynamic: true)
+        case .current, .lastError, .idCard: return NodeAttributes(kind: .file, size: 0, permissions: 0o444, modified: mountedAt, isDynamic: true)
         default: return NodeAttributes(kind: .file, size: Int64(content(node).count), permissions: 0o444, modified: mountedAt, isDynamic: true)
         }
     }
@@ -98,7 +139,7 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
         switch try resolve(name) {
         case .root: return ["README", "decrypt", "status"]
         case .decryptFolder: return DecryptionMethod.allCases.map(\.rawValue)
-        case .statusFolder: return ["current", "last-error", "recipients"]
+        case .statusFolder: return ["current", "id-card", "last-error", "recipients"]
         default: throw FileSystemError(ENOTDIR)
         }
     }
@@ -165,13 +206,21 @@ final class EncryptedControlFolder: MountPart, @unchecked Sendable {
                          (rsa-certificate, ec-certificate, rsa-public-key, ec-public-key,
                          symmetric-key, password, key-server, key-shares) and the
                          certificate's subject or the key's label
-      current            idle | decrypting: METHOD | done: SUMMARY | failed: REASON
+      current            idle | decrypting: METHOD | waiting-for-user: WHAT (PIN1 on
+                         the reader's PIN pad, a PIN in pinentry's dialog) | done: SUMMARY |
+                         failed: REASON
+      id-card            the line of current, then the ID-card as it is now: the reader,
+                         the holder and the PIN counters (read without a PIN); while a
+                         decryption runs, "card: in use by the decryption …" instead (the
+                         card is not asked then: a PIN pad may hold it)
       last-error         the last error, one line (a refused request, a failed decryption)
     decrypt/             write a request to one of these files to decrypt the container;
                          reading one shows its parameters
-      id-card            "" or "reader=NAME" and, without contact, "can=DIGITS"; PIN1 is
-                         asked by pinentry, else typed on the reader's PIN pad
-      pkcs11             "" or "[module=PATH] [label=TOKEN] [slot=ID] [key=LABEL|ID]"
+      id-card            "" or "reader=NAME" and, without contact, "can=DIGITS" (the card
+                         access number, as for sign/id-card); PIN1 is asked by pinentry
+                         (run by the mount's daemon), else typed on the reader's PIN pad
+      pkcs11             "" or "[module=PATH] [label=TOKEN] [slot=ID] [key=LABEL|ID]"; the
+                         token's PIN is asked by pinentry (or the reader's PIN pad)
       pkcs12             "file=PATH [passphrase-file=PATH]" (else pinentry asks)
       key                "key-file=PATH [cert-file=PATH] [passphrase-file=PATH]"
       secret             "secret-file=PATH [label=TEXT]" (CDOC2 symmetric key, base64)

@@ -384,7 +384,7 @@ final class SigningCoordinator: @unchecked Sendable {
         var lines = lines
         if method == .idCard {
             FuseReader.mayWait()
-            lines[1...] = ArraySlice(Self.idCardLines())
+            lines[1...] = ArraySlice(IDCardStatusLines.read())
         }
         return lines.joined(separator: "\n") + "\n"
     }
@@ -401,22 +401,6 @@ final class SigningCoordinator: @unchecked Sendable {
             lines = [lastOfMethod[method]?.line ?? "idle", "no verification code"]
         }
         return lines
-    }
-
-    /// `status/id-card` after its first line: the reader, the holder and the PIN counters, read
-    /// from the card now (or why they cannot be).
-    static func idCardLines() -> [String] {
-        TestHooks.holdCardStatus()
-        do {
-            let summary = try IDCardService().summary()
-            return ["reader: \(summary.reader)",
-                    "holder: \(summary.holder.surname), \(summary.holder.givenNames) (\(summary.holder.personalCode))"]
-                + summary.counters.map { secret, counter in
-                    "\(secret.name): \(counter.triesLeft) of \(counter.maxTries) tries left" + (counter.isBlocked ? " (blocked)" : "")
-                }
-        } catch {
-            return ["no card information: \(error)"]
-        }
     }
 
     /// The method of a signature made in this mount.

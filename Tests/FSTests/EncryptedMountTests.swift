@@ -221,6 +221,9 @@ final class EncryptedMountTests: XCTestCase {
         try makeSymmetric(container, keyFile: keyFile, files: [TextSource("kiri.txt", "tere\n")])
         let opened = try Shell.run(MountFixture.binary, ["open", container, "--no-file-manager"], environment: environment)
         XCTAssertEqual(opened.status, 0, opened.stderr)
+        // No certificate recipient: open does not try the ID-card, and says so.
+        XCTAssertEqual(opened.stderr, "asicfs: no recipient of letter.cdoc2 is an EC key an ID-card could hold: it stays encrypted "
+            + "until a request to .asicfs/decrypt/<method> decrypts it\n")
         let mountpoint = opened.stdout.trimmingCharacters(in: .newlines)
         addTeardownBlock { _ = try? Shell.run("fusermount3", ["-u", "-z", mountpoint]) }
         XCTAssertEqual(mountpoint, runtime + "/asicfs/letter.cdoc2")

@@ -4,9 +4,12 @@ import Foundation
 /// its own environment and its parent's environment and command line (to check that no secret
 /// is there), and answers GETPIN with `pin`, or cancels as pinentry does when `pin` is nil.
 public enum FakePinentry {
-    /// Writes the program to `path` (made executable); its log goes to `log`.
-    public static func write(to path: String, pin: String?, log: String) throws {
-        let answer = pin.map { "echo \"D \($0)\"; echo OK" } ?? "echo 'ERR 83886179 Operation cancelled <Pinentry>'"
+    /// Writes the program to `path` (made executable); its log goes to `log`. `holdWhile`: at
+    /// GETPIN the dialog "stays open" while that file exists, with `HOLD.held` made meanwhile
+    /// (a test's deterministic window while the person looks at the dialog).
+    public static func write(to path: String, pin: String?, log: String, holdWhile hold: String? = nil) throws {
+        var answer = pin.map { "echo \"D \($0)\"; echo OK" } ?? "echo 'ERR 83886179 Operation cancelled <Pinentry>'"
+        if let hold { answer = ": > '\(hold).held'; while [ -e '\(hold)' ]; do sleep 0.05; done; " + answer }
         let script = """
             #!/bin/sh
             echo "OK Pleased to meet you"

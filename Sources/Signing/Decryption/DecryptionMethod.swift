@@ -54,14 +54,18 @@ public enum DecryptionMethod: String, CaseIterable, Sendable {
     }
 
     /// The unlocker for these parameters. `commandLine`: a terminal may be asked and `*-fd=`
-    /// descriptors are ours (false in a mount's daemon, where pinentry asks).
-    public func unlocker(_ parameters: SigningParameters, configuration: Configuration, commandLine: Bool) throws -> Unlocker {
+    /// descriptors are ours (false in a mount's daemon, where pinentry asks). `events`: what the
+    /// card or token is doing and what the person must do (a mount shows it in `status/current`).
+    public func unlocker(_ parameters: SigningParameters, configuration: Configuration, commandLine: Bool,
+                         events: @escaping (SigningEvent) -> Void = { _ in }) throws -> Unlocker {
         let asker = SecretAsker(method: rawValue, parameters: parameters, configuration: configuration, commandLine: commandLine)
         switch self {
         case .idCard:
-            return .key(try IDCardRecipientKey(parameters: parameters, configuration: configuration, commandLine: commandLine))
+            return .key(try IDCardRecipientKey(parameters: parameters, configuration: configuration, commandLine: commandLine,
+                                                 events: events))
         case .pkcs11:
-            return .key(try PKCS11RecipientKey(parameters: parameters, configuration: configuration, commandLine: commandLine))
+            return .key(try PKCS11RecipientKey(parameters: parameters, configuration: configuration, commandLine: commandLine,
+                                                 events: events))
         case .pkcs12:
             return .key(try PKCS12RecipientKey.open(file: parameters["file"] ?? "", asker: asker))
         case .key:

@@ -92,6 +92,7 @@ struct Pinentry {
             }
             pid = child
             socket = ends[0]
+            PinentryDialogs.started(child)
         }
 
         func close() {
@@ -99,6 +100,7 @@ struct Pinentry {
             Glibc.close(socket)
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            PinentryDialogs.ended(pid)
             pending.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
         }
 
