@@ -45,7 +45,7 @@ let decryptCommand = Command(
             let unlocker = try method.unlocker(parameters, configuration: context.configuration, commandLine: true)
             defer { EncryptedFile.wipe(unlocker) }
             if let wanted = arguments.value("--stdout") {
-                let sink = OneFileToStandardOutput(wanted: wanted)
+                let sink = try OneFileToStandardOutput(wanted: wanted)
                 try reader.decrypt(with: unlocker, into: sink)
                 guard sink.found else { throw CDOCError(.io, "\(path) holds no file named '\(wanted)'") }
                 try sink.print()
