@@ -50,7 +50,7 @@ let package = Package(
         // Validation of every signature in a container against Trust: verdicts, reasons, reports.
         .target(name: "Validation", dependencies: ["ASiC", "XAdES", "Trust", "Crypto"]),
         // Encrypted DigiDoc containers (CDOC 1.0/1.1 and CDOC2): read, decrypt, write.
-        .target(name: "CDOC", dependencies: ["Crypto", "SafeXML", "CZlib"]),
+        .target(name: "CDOC", dependencies: ["Crypto", "SafeXML", "CZlib", "CISAL"]),
         // Smart cards over PC/SC: APDUs, the reader connection, PACE and secure messaging.
         .target(name: "SmartCard", dependencies: ["CPCSC", "Crypto"]),
         // PKCS#11 modules (by path or p11-kit's registry), tokens, sessions, login and signing.

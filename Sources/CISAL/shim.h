@@ -147,6 +147,9 @@ static inline void cisal_deflater_free(void *p) {
     if (d) { free(d->level_buffer); free(d); }
 }
 
+// The stream gets zlib's header and Adler-32 trailer (RFC 1950) instead of being raw deflate.
+static inline void cisal_deflater_set_zlib(void *p) { ((struct cisal_deflater *)p)->stream.gzip_flag = IGZIP_ZLIB; }
+
 // Starts a new stream with the same level and buffers.
 static inline void cisal_deflater_reset(void *p) { isal_deflate_reset(&((struct cisal_deflater *)p)->stream); }
 
