@@ -68,6 +68,7 @@ let package = Package(
         .executableTarget(name: "fuzz-zip", dependencies: ["ASiC", "FuzzSupport"], path: "Fuzz/fuzz-zip"),
         .executableTarget(name: "fuzz-manifest", dependencies: ["ASiC", "FuzzSupport"], path: "Fuzz/fuzz-manifest"),
         .executableTarget(name: "fuzz-signature", dependencies: ["XAdES", "FuzzSupport"], path: "Fuzz/fuzz-signature"),
+        .executableTarget(name: "fuzz-cdoc1", dependencies: ["CDOC", "FuzzSupport"], path: "Fuzz/fuzz-cdoc1"),
         // Benchmark harness (run by `make bench`, not by CI).
         .executableTarget(name: "asicfs-bench", dependencies: ["ASiC", "Crypto", "Signing"], path: "Benchmarks/asicfs-bench"),
         // CDOC2 decrypt/encrypt without the CLI: the CI corpus check and the CDOC benchmark.
