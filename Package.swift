@@ -50,7 +50,7 @@ let package = Package(
         // Validation of every signature in a container against Trust: verdicts, reasons, reports.
         .target(name: "Validation", dependencies: ["ASiC", "XAdES", "Trust", "Crypto"]),
         // Encrypted DigiDoc containers (CDOC 1.0/1.1 and CDOC2): read, decrypt, write.
-        .target(name: "CDOC", dependencies: ["Crypto", "SafeXML", "CZlib"]),
+        .target(name: "CDOC", dependencies: ["Crypto", "SafeXML", "CZlib", "CISAL"]),
         // Smart cards over PC/SC: APDUs, the reader connection, PACE and secure messaging.
         .target(name: "SmartCard", dependencies: ["CPCSC", "Crypto"]),
         // PKCS#11 modules (by path or p11-kit's registry), tokens, sessions, login and signing.
@@ -68,6 +68,7 @@ let package = Package(
         .executableTarget(name: "fuzz-zip", dependencies: ["ASiC", "FuzzSupport"], path: "Fuzz/fuzz-zip"),
         .executableTarget(name: "fuzz-manifest", dependencies: ["ASiC", "FuzzSupport"], path: "Fuzz/fuzz-manifest"),
         .executableTarget(name: "fuzz-signature", dependencies: ["XAdES", "FuzzSupport"], path: "Fuzz/fuzz-signature"),
+        .executableTarget(name: "fuzz-cdoc1", dependencies: ["CDOC", "FuzzSupport"], path: "Fuzz/fuzz-cdoc1"),
         // Benchmark harness (run by `make bench`, not by CI).
         .executableTarget(name: "asicfs-bench", dependencies: ["ASiC", "Crypto", "Signing"], path: "Benchmarks/asicfs-bench"),
         // CDOC2 decrypt/encrypt without the CLI: the CI corpus check and the CDOC benchmark.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the fuzzers: OUT/zip, OUT/manifest and OUT/signature
+"""Writes the seed corpora of the fuzzers: OUT/zip, OUT/manifest, OUT/signature and OUT/cdoc1
 (OUT defaults to Fuzz/corpus, which is not tracked: Fuzz/run.sh writes it before each run).
 
 Seeds are small (each under 64 KiB) valid and deliberately broken ASiC containers, manifests and
@@ -439,6 +439,55 @@ def signature_seeds():
     return seeds
 
 
+def cdoc1_seeds():
+    """CDOC 1.x documents (the payload random bytes: the reader decodes, it does not decrypt)
+    and DDOCs, with the payload's base64 in the shapes writers use and that XML allows."""
+    import base64
+    import random
+    rng = random.Random(33)
+    enc, ds = "http://www.w3.org/2001/04/xmlenc#", "http://www.w3.org/2000/09/xmldsig#"
+
+    def lines(data, width):
+        text = base64.b64encode(data).decode()
+        return "\n".join(text[i:i + width] for i in range(0, len(text), width)) if width else text
+
+    def cdoc(payload_text, fmt="ENCDOC-XML|1.1", mime="application/octet-stream"):
+        cert = base64.b64encode(bytes(rng.randrange(256) for _ in range(120))).decode()
+        return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                f'<denc:EncryptedData xmlns:denc="{enc}" MimeType="{mime}"><denc:EncryptionMethod Algorithm="{enc}aes256-gcm"/>'
+                f'<ds:KeyInfo xmlns:ds="{ds}"><denc:EncryptedKey Recipient="R"><denc:EncryptionMethod Algorithm="{enc}rsa-1_5"/>'
+                f'<ds:KeyInfo><ds:X509Data><ds:X509Certificate>{cert}</ds:X509Certificate></ds:X509Data></ds:KeyInfo>'
+                '<denc:CipherData><denc:CipherValue>AAEC</denc:CipherValue></denc:CipherData></denc:EncryptedKey></ds:KeyInfo>'
+                f'<denc:CipherData><denc:CipherValue>{payload_text}</denc:CipherValue></denc:CipherData>'
+                f'<denc:EncryptionProperties><denc:EncryptionProperty Name="DocumentFormat">{fmt}</denc:EncryptionProperty>'
+                '<denc:EncryptionProperty Name="Filename">x.bin</denc:EncryptionProperty></denc:EncryptionProperties>'
+                '</denc:EncryptedData>\n').encode()
+
+    payload = bytes(rng.randrange(256) for _ in range(3000))
+    seeds = {
+        "cdoc-lines64.xml": cdoc(lines(payload, 64)),
+        "cdoc-lines76-crlf.xml": cdoc(lines(payload, 76).replace("\n", "\r\n")),
+        "cdoc-one-line.xml": cdoc(lines(payload, 0)),
+        "cdoc-padding.xml": cdoc(lines(payload[:3001], 64)),
+        "cdoc-reference.xml": cdoc("&#65;" + lines(payload, 64)[1:]),
+        "cdoc-comment-cdata.xml": cdoc(lines(payload, 64)[:100] + "<!-- c -->" + "<![CDATA[" + lines(payload, 64)[100:200] + "]]>" + lines(payload, 64)[200:]),
+        "cdoc-bad-byte.xml": cdoc(lines(payload, 64)[:500] + "*" + lines(payload, 64)[500:]),
+        "cdoc-entity.xml": cdoc("&x;" + lines(payload, 64)),
+        "cdoc-empty.xml": cdoc(""),
+        "cdoc-truncated.xml": cdoc(lines(payload, 64))[:2000],
+    }
+    ns = "http://www.sk.ee/DigiDoc/v1.3.0#"
+    files = [("a.txt", b"first file\n"), ("p\u00e4ev.bin", bytes(rng.randrange(256) for _ in range(2000))), ("empty", b"")]
+    entries = "".join(f'<DataFile ContentType="EMBEDDED_BASE64" Filename="{name}" Id="D{i}">{lines(data, 64)}</DataFile>\n'
+                      for i, (name, data) in enumerate(files))
+    head = f'<?xml version="1.0" encoding="UTF-8"?>\n<SignedDoc xmlns="{ns}" format="DIGIDOC-XML" version="1.3">\n'
+    seeds["ddoc-three.xml"] = (head + entries + "</SignedDoc>\n").encode()
+    seeds["ddoc-no-name.xml"] = (head + '<DataFile Id="D0">eA==</DataFile></SignedDoc>').encode()
+    seeds["ddoc-reference.xml"] = (head + '<DataFile Filename="r">&#101;A==</DataFile></SignedDoc>').encode()
+    seeds["ddoc-twice.xml"] = (head + '<DataFile Filename="t">eA==</DataFile><DataFile Filename="t">eA==</DataFile></SignedDoc>').encode()
+    return seeds
+
+
 def write_seeds(directory, seeds):
     shutil.rmtree(directory, ignore_errors=True)   # no seed of an older version stays behind
     os.makedirs(directory)
@@ -461,10 +510,12 @@ def main():
             if "META-INF/manifest.xml" in z.namelist():
                 manifests[os.path.splitext(name)[0] + ".xml"] = z.read("META-INF/manifest.xml")
     signatures = signature_seeds()
+    cdoc1 = cdoc1_seeds()
+    write_seeds(os.path.join(out, "cdoc1"), cdoc1)
     write_seeds(os.path.join(out, "zip"), zips)
     write_seeds(os.path.join(out, "manifest"), manifests)
     write_seeds(os.path.join(out, "signature"), signatures)
-    print(f"{len(zips)} zip, {len(manifests)} manifest and {len(signatures)} signature seeds in {out}")
+    print(f"{len(zips)} zip, {len(manifests)} manifest, {len(signatures)} signature and {len(cdoc1)} cdoc1 seeds in {out}")
 
 
 if __name__ == "__main__":

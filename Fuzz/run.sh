@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets and fuzzes them for a while.
 #
-#   Fuzz/run.sh [zip|manifest|signature|all] [SECONDS]      (defaults: all, 60 seconds per target)
+#   Fuzz/run.sh [zip|manifest|signature|cdoc1|all] [SECONDS]      (defaults: all, 60 seconds per target)
 #
 # Each target is built with libFuzzer and AddressSanitizer into .build/fuzz (its own scratch
 # path, so it never disturbs the normal .build), fuzzed from a temporary copy of
@@ -16,14 +16,15 @@
 #              FUZZ_TIMEOUT (seconds one input may take, default 30), FUZZ_ARGS (extra libFuzzer flags).
 set -euo pipefail
 
-usage() { echo "usage: $0 [zip|manifest|signature|all] [SECONDS]" >&2; exit 2; }
+usage() { echo "usage: $0 [zip|manifest|signature|cdoc1|all] [SECONDS]" >&2; exit 2; }
 which_targets=${1:-all}
 duration=${2:-60}
 case $which_targets in
     zip) targets=(zip) ;;
     manifest) targets=(manifest) ;;
     signature) targets=(signature) ;;
-    all) targets=(zip manifest signature) ;;
+    cdoc1) targets=(cdoc1) ;;
+    all) targets=(zip manifest signature cdoc1) ;;
     *) usage ;;
 esac
 [[ $duration =~ ^[0-9]+$ ]] && (( duration > 0 )) || usage
@@ -46,7 +47,7 @@ export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=no}
 work=$(mktemp -d "${TMPDIR:-/tmp}/asicfs-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-max_len() { case $1 in zip) echo 65536 ;; manifest) echo 16384 ;; signature) echo 32768 ;; esac; }
+max_len() { case $1 in zip) echo 65536 ;; manifest) echo 16384 ;; signature) echo 32768 ;; cdoc1) echo 16384 ;; esac; }
 
 build() {
     local product=fuzz-$1 log=$work/build-$1.log start=$SECONDS

@@ -25,8 +25,6 @@ struct CDOC1Document {
     var mimeType: String?
     var payloadMethod: String
     var keys: [EncryptedKey]
-    /// Bytes of the decoded payload (IV, ciphertext, tag): its text is streamed, never kept.
-    var payloadLength: Int64
     var properties: [(name: String, value: String)]
 
     func property(_ name: String) -> String? { properties.first { $0.name == name }?.value }
@@ -34,8 +32,8 @@ struct CDOC1Document {
     /// The payload's `CipherValue`, whose text `CDOC1Stream` diverts from the tree.
     static let payloadPath = ["EncryptedData", "CipherData", "CipherValue"]
 
-    /// The document `xml` (parsed with the payload diverted) whose payload decoded to `payloadLength` bytes.
-    static func parse(_ xml: SafeXMLDocument, payloadLength: Int64) throws -> CDOC1Document {
+    /// The document `xml`, parsed with the payload diverted (its text is streamed, never kept).
+    static func parse(_ xml: SafeXMLDocument) throws -> CDOC1Document {
         guard let root = xml.root, root.localName == "EncryptedData" else {
             throw CDOCError(.malformed, "not a CDOC 1.x document (its root element is not EncryptedData)")
         }
@@ -55,7 +53,7 @@ struct CDOC1Document {
             }
         }
         return CDOC1Document(mimeType: root.attribute("MimeType", namespace: nil), payloadMethod: method, keys: keys,
-                             payloadLength: payloadLength, properties: properties)
+                             properties: properties)
     }
 
     private static func encryptedKey(_ element: XMLElement) throws -> EncryptedKey {

@@ -4,7 +4,7 @@ import SafeXML
 
 /// Reads a CDOC 1.0/1.1 file: the recipients and listed files without a key, the files with one.
 /// The whole payload is one base64 node of the XML: it is streamed (`CDOC1Stream`), once to read
-/// the document and its length, and again to decrypt it into the sink, so memory stays bounded.
+/// the document (the payload skipped), and again to decrypt it into the sink, so memory stays bounded.
 public final class CDOC1Reader: EncryptedContainerReader {
     let document: CDOC1Document
     /// A duplicate of the caller's descriptor, read again by `decrypt` (so the reader outlives it).
@@ -16,8 +16,7 @@ public final class CDOC1Reader: EncryptedContainerReader {
         self.descriptor = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         guard self.descriptor >= 0 else { throw CDOCError(.io, "cannot read the file: \(String(cString: strerror(errno)))") }
         do {
-            let (xml, payloadLength) = try CDOC1Stream.read(self.descriptor) { _ in }
-            document = try CDOC1Document.parse(xml, payloadLength: payloadLength)
+            document = try CDOC1Document.parse(try CDOC1Stream.read(self.descriptor, payload: nil).0)
             guard let cipher = CDOC1Names.payloadCipher(document.payloadMethod) else {
                 throw CDOCError(.unsupported, "the payload cipher \(document.payloadMethod) is not one CDOC 1.x uses")
             }

@@ -23,7 +23,7 @@ public struct CDOC2Writer: EncryptedContainerWriter {
 
         let cipher = try ChaCha20Poly1305(key: try CDOC2Keys.contentKey(fmk: fmk), nonce: nonce, encrypting: true)
         try cipher.authenticate(CDOC2Keys.payloadAAD(header: header, mac: mac))
-        let deflater = try ZlibDeflater()
+        let deflater = try IgzipZlibDeflater()
         var sealed = [UInt8](repeating: 0, count: 256 << 10)
         let encrypt: (UnsafeRawBufferPointer) throws -> Void = { compressed in
             let count = try sealed.withUnsafeMutableBytes { try cipher.update(compressed, into: $0) }

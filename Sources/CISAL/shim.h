@@ -26,6 +26,9 @@ static inline void *cisal_inflater_new(void) {
 
 static inline void cisal_inflater_free(void *s) { free(s); }
 
+// The stream has zlib's header and Adler-32 trailer (RFC 1950), checked, instead of being raw.
+static inline void cisal_inflater_set_zlib(void *p) { ((struct inflate_state *)p)->crc_flag = ISAL_ZLIB; }
+
 static inline void cisal_inflater_set_input(void *p, const uint8_t *input, uint32_t count) {
     struct inflate_state *s = p;
     s->next_in = (uint8_t *)input;
@@ -34,6 +37,13 @@ static inline void cisal_inflater_set_input(void *p, const uint8_t *input, uint3
 
 static inline uint32_t cisal_inflater_input_left(const void *p) {
     return ((const struct inflate_state *)p)->avail_in;
+}
+
+// Input bytes given but not part of the stream once it finished: those not taken, and whole
+// bytes read ahead into the bit buffer.
+static inline uint32_t cisal_inflater_unused(const void *p) {
+    const struct inflate_state *s = p;
+    return s->avail_in + (s->read_in_length > 0 ? (uint32_t)s->read_in_length / 8 : 0);
 }
 
 static inline int cisal_inflater_finished(const void *p) {
@@ -146,6 +156,9 @@ static inline void cisal_deflater_free(void *p) {
     struct cisal_deflater *d = p;
     if (d) { free(d->level_buffer); free(d); }
 }
+
+// The stream gets zlib's header and Adler-32 trailer (RFC 1950) instead of being raw deflate.
+static inline void cisal_deflater_set_zlib(void *p) { ((struct cisal_deflater *)p)->stream.gzip_flag = IGZIP_ZLIB; }
 
 // Starts a new stream with the same level and buffers.
 static inline void cisal_deflater_reset(void *p) { isal_deflate_reset(&((struct cisal_deflater *)p)->stream); }

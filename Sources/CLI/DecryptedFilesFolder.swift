@@ -93,33 +93,6 @@ final class DecryptedFilesFolder: PlainFileSink {
     }
 }
 
-/// `asicfs decrypt --stdout NAME`: keeps only that file, and prints it once everything authenticated.
-final class OneFileToStandardOutput: PlainFileSink {
-    let wanted: String
-    private(set) var found = false
-    private var taking = false
-    private var bytes: [UInt8] = []
-
-    init(wanted: String) { self.wanted = wanted }
-
-    func begin(name: String, size: Int64?) throws {
-        taking = name == wanted
-        if taking { found = true }
-    }
-    func write(_ chunk: UnsafeRawBufferPointer) throws { if taking { bytes += chunk } }
-    func end() throws { taking = false }
-    func abandon() {
-        bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
-        bytes = []
-        found = false
-    }
-
-    func print() throws {
-        defer { abandon() }
-        try bytes.withUnsafeBytes { try writeAll(STDOUT_FILENO, $0, what: "standard output") }
-    }
-}
-
 /// A file to encrypt, read from its descriptor front to back.
 final class PlainFileFromDisk: PlainFileSource {
     let name: String

@@ -20,7 +20,9 @@ let decryptCommand = Command(
     Passphrases and passwords come from the *-file= or *-fd= parameter, else pinentry (setting
     pinentry), else the terminal. The files appear in DIR (default: the current folder, mode
     0600) only after everything decrypted and authenticated, and never over an existing name;
-    on any failure nothing is written. --stdout NAME prints one file instead.
+    on any failure nothing is written. --stdout NAME prints one file instead, once all of it
+    authenticated; until then it waits in an unnamed file in $TMPDIR encrypted with a key that
+    exists only in memory. Memory use does not grow with the file's size.
     """,
     options: [OptionSpec(names: ["-m", "--method"], takesValue: true, help: DecryptionMethod.allCases.map(\.rawValue).joined(separator: ", ")),
               OptionSpec(names: ["-d", "--directory"], takesValue: true, help: "decrypt into this folder"),
@@ -45,7 +47,7 @@ let decryptCommand = Command(
             let unlocker = try method.unlocker(parameters, configuration: context.configuration, commandLine: true)
             defer { EncryptedFile.wipe(unlocker) }
             if let wanted = arguments.value("--stdout") {
-                let sink = OneFileToStandardOutput(wanted: wanted)
+                let sink = try OneFileToStandardOutput(wanted: wanted)
                 try reader.decrypt(with: unlocker, into: sink)
                 guard sink.found else { throw CDOCError(.io, "\(path) holds no file named '\(wanted)'") }
                 try sink.print()

@@ -127,6 +127,7 @@ struct cxml_push {
     int depth;
     int matched;  // how many leading names of path the open elements match
     cxml_text_fn text;
+    cxml_edge_fn edge;
     void *info;
     int options;
     const char *name;
@@ -147,10 +148,18 @@ static void push_start(void *ctx, const xmlChar *localname, const xmlChar *prefi
         push->matched = push->depth;
     }
     push->start(ctx, localname, prefix, uri, nb_namespaces, namespaces, nb_attributes, nb_defaulted, attributes);
+    if (push->edge != NULL && push->matched == push->path_length && push->depth == push->path_length
+        && push->edge(push->info, push->ctxt->node, 1) != 0) {
+        api.stop_parser(push->ctxt);
+    }
 }
 
 static void push_end(void *ctx, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri) {
     struct cxml_push *push = push_of(ctx);
+    if (push->edge != NULL && push->matched == push->path_length && push->depth == push->path_length
+        && push->edge(push->info, NULL, 0) != 0) {
+        api.stop_parser(push->ctxt);
+    }
     if (push->matched == push->depth) push->matched--;
     push->depth--;
     push->end(ctx, localname, prefix, uri);
@@ -241,7 +250,15 @@ int cxml_push_feed(struct cxml_push *push, const char *bytes, int size, int term
     return status;
 }
 
+void cxml_push_set_edges(struct cxml_push *push, cxml_edge_fn edge) { push->edge = edge; }
+
 int cxml_push_saw_doctype(const struct cxml_push *push) { return push->doctype; }
+
+int cxml_push_idle_in_diverted(const struct cxml_push *push) {
+    if (push->ctxt == NULL || push->ctxt->input == NULL || push->ctxt->inputNr != 1) return 0;
+    if (push->ctxt->instate != XML_PARSER_CONTENT || push->ctxt->disableSAX != 0) return 0;
+    return diverting(push) && push->ctxt->input->cur == push->ctxt->input->end;
+}
 
 xmlDocPtr cxml_push_take_document(struct cxml_push *push) {
     if (push->ctxt == NULL || !push->ctxt->wellFormed) return NULL;

@@ -1,3 +1,4 @@
+import Glibc
 import COpenSSL
 
 /// AES-256-CTR with random access: the bytes at any offset of a stream are encrypted (or
@@ -47,5 +48,21 @@ public final class CounterModeCipher: @unchecked Sendable {
             }
             done += Int(count)
         }
+    }
+
+    /// Hands `body` an encrypted copy of `bytes` (at byte `offset` of the stream of `nonce`), in a
+    /// buffer of its own that is wiped afterwards: the caller's bytes stay as they were. What a
+    /// spool writes to disk.
+    public func sealedCopy<T>(of bytes: UnsafeRawBufferPointer, nonce: [UInt8], at offset: Int64,
+                              _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)
+        defer {
+            memset(sealed.baseAddress!, 0, sealed.count)
+            sealed.deallocate()
+        }
+        let part = UnsafeMutableRawBufferPointer(rebasing: sealed[..<bytes.count])
+        part.copyMemory(from: bytes)
+        try apply(part, nonce: nonce, at: offset)
+        return try body(UnsafeRawBufferPointer(part))
     }
 }

@@ -61,15 +61,7 @@ final class EncryptedSpool: PlainFileSink, @unchecked Sendable {
             guard let cipher = self.cipher, let current else { throw FileSystemError(ESHUTDOWN, "the mount is going away") }
             return (cipher, (current.file, current.nonce, current.size))
         }
-        // Encrypted in a buffer of our own: the caller's bytes stay as they were.
-        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
-        defer {
-            memset(sealed.baseAddress!, 0, sealed.count)
-            sealed.deallocate()
-        }
-        sealed.copyMemory(from: bytes)
-        try cipher.apply(sealed, nonce: target.nonce, at: target.size)
-        try target.file.write(UnsafeRawBufferPointer(sealed), at: target.size)
+        try cipher.sealedCopy(of: bytes, nonce: target.nonce, at: target.size) { try target.file.write($0, at: target.size) }
         lock.withLock { current?.size += Int64(bytes.count) }
     }
 

@@ -132,24 +132,4 @@ final class CDOC1NegativeTests: CDOCTestCase {
         let file = try write("zip.cdoc", Array("PK\u{03}\u{04}rest".utf8))
         XCTAssertThrowsError(try reader(file)) { XCTAssertEqual(($0 as? CDOCError)?.code, .notEncrypted) }
     }
-
-    /// A DDOC payload is decrypted into memory only up to the limit (512 MiB; 1 KiB here): past it,
-    /// one line with the limit, and nothing handed on.
-    func testADDOCPayloadPastTheMemoryLimitIsRefused() throws {
-        let entry = "<DataFile ContentType=\"EMBEDDED_BASE64\" Filename=\"a.txt\" Id=\"D0\">"
-            + Data(randomBytes(3000)).base64EncodedString() + "</DataFile>"
-        let ec = try key(.p256, "ec")
-        let file = try handMade(payload: Array(("<SignedDoc xmlns=\"http://www.sk.ee/DigiDoc/v1.3.0#\" format=\"DIGIDOC-XML\" "
-            + "version=\"1.3\">" + entry + "</SignedDoc>").utf8), mimeType: "http://www.sk.ee/DigiDoc/v1.3.0/digidoc.xsd", for: ec)
-        let reader = try XCTUnwrap(try self.reader(file) as? CDOC1Reader)
-        let recipient = try recipientKey(ec)
-        let transportKey = try CDOC1KeyTransport.unwrap(try reader.recipients(for: recipient), with: recipient)
-        let sink = MemorySink()
-        XCTAssertThrowsError(try CDOC1Payload.decrypt(reader.document, from: reader.descriptor, key: transportKey, into: sink, limit: 1024)) {
-            XCTAssertEqual(($0 as? CDOCError)?.code, .limit, "\($0)")
-        }
-        XCTAssertTrue(sink.files.isEmpty)
-        try CDOC1Payload.decrypt(reader.document, from: reader.descriptor, key: transportKey, into: sink, limit: 1 << 20)
-        XCTAssertEqual(sink.files.map(\.0), ["a.txt"], "under the limit it decrypts")
-    }
 }

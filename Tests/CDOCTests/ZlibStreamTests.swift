@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import XCTest
 @testable import CDOC
 
@@ -22,6 +24,41 @@ final class ZlibStreamTests: XCTestCase {
             try compressed[split...].withUnsafeBytes { try inflater.feed($0) { out += $0 } }
             XCTAssertTrue(inflater.finished)
             XCTAssertEqual(out, plain)
+        }
+    }
+
+    /// CDOC2's writer (ISA-L igzip, zlib header and trailer) makes a stream zlib and Python's
+    /// zlib inflate exactly, fed in pieces of any size, and text still shrinks.
+    func testIgzipStreamsInflateExactlyAndTextShrinks() throws {
+        let text = Array(String(repeating: "Õunad ja pirnid, üks kord veel. ", count: 20_000).utf8)
+        let random = (0..<300_000).map { _ in UInt8.random(in: 0...255) }
+        for plain in [text, random, []] {
+            for piece in [1, 7, 65_536, 1 << 20] {
+                let deflater = try IgzipZlibDeflater()
+                var compressed: [UInt8] = []
+                // One byte at a time only for the first 2000 (enough to cross ISA-L's buffers' edges).
+                let fed = piece == 1 ? Array(plain.prefix(2000)) : plain
+                for start in stride(from: 0, to: fed.count, by: piece) {
+                    try fed[start..<min(start + piece, fed.count)].withUnsafeBytes { try deflater.feed($0) { compressed += $0 } }
+                }
+                try deflater.finish { compressed += $0 }
+                XCTAssertEqual(try ZlibInflater.inflate(compressed, limit: 1 << 24), fed, "pieces of \(piece)")
+                if piece == 65_536 && plain == text { XCTAssertLessThan(compressed.count, text.count / 4, "text shrinks") }
+                if piece == 65_536 && plain == random {
+                    let file = FileManager.default.temporaryDirectory.appendingPathComponent("igzip-\(UUID().uuidString)")
+                    defer { try? FileManager.default.removeItem(at: file) }
+                    try Data(compressed).write(to: file)
+                    let python = Process()
+                    python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+                    python.arguments = ["-c", "import sys, zlib, hashlib; print(hashlib.sha256(zlib.decompress(open(sys.argv[1], 'rb').read())).hexdigest())", file.path]
+                    let output = Pipe()
+                    python.standardOutput = output
+                    try python.run()
+                    python.waitUntilExit()
+                    let digest = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    XCTAssertEqual(digest, Digest.hash(random).hexString, "Python's zlib inflates it")
+                }
+            }
         }
     }
 

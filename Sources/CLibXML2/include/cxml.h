@@ -52,9 +52,18 @@ typedef int (*cxml_text_fn)(void *info, const xmlChar *text, int length);
 struct cxml_push;
 struct cxml_push *cxml_push_new(const char *const *path, int path_length, cxml_text_fn text, void *info,
                                 int options, const char *name);
+// Called when the element at `path` starts (`element`, in the tree being built, with its
+// attributes; `entering` 1) and when it ends (NULL, 0): a DDOC's DataFile begins and ends a file.
+// Nonzero stops the parse.
+typedef int (*cxml_edge_fn)(void *info, xmlNodePtr element, int entering);
+void cxml_push_set_edges(struct cxml_push *push, cxml_edge_fn edge);
 // Feeds `size` bytes; `terminate` on the last call. 0, or libxml2's error number.
 int cxml_push_feed(struct cxml_push *push, const char *bytes, int size, int terminate);
 int cxml_push_saw_doctype(const struct cxml_push *push);
+// 1 when the parser stands inside the element at `path`, between its tags, with every byte fed so
+// far parsed (none held back): the bytes that follow may then be taken as that element's text
+// without libxml2, and the parser resumed at the next markup.
+int cxml_push_idle_in_diverted(const struct cxml_push *push);
 // The parsed document once the last feed returned 0 (the caller owns it), else NULL.
 xmlDocPtr cxml_push_take_document(struct cxml_push *push);
 xmlErrorPtr cxml_push_last_error(struct cxml_push *push);
