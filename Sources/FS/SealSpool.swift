@@ -64,14 +64,7 @@ final class SealSpool: @unchecked Sendable {
     }
 
     private func writeEncrypted(_ file: File, _ cipher: CounterModeCipher, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        let sealed = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 16)
-        defer {
-            memset(sealed.baseAddress!, 0, sealed.count)
-            sealed.deallocate()
-        }
-        sealed.copyMemory(from: bytes)
-        try cipher.apply(sealed, nonce: file.nonce, at: offset)
-        try file.file.write(UnsafeRawBufferPointer(sealed), at: offset)
+        try cipher.sealedCopy(of: bytes, nonce: file.nonce, at: offset) { try file.file.write($0, at: offset) }
         lock.withLock { file.size = max(file.size, offset + Int64(bytes.count)) }
     }
 
