@@ -14,6 +14,15 @@ public func printError(_ text: String) {
     }
 }
 
+/// Stops the run with "TOOL: check failed: MESSAGE" when `condition` is false: an abort is a
+/// crash to libFuzzer, which keeps the input that caused it.
+public func fuzzCheck(_ tool: String, _ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
+    if !condition() {
+        printError("\(tool): check failed: \(message())\n")
+        abort()
+    }
+}
+
 #if FUZZING
 // libFuzzer's own main() is `return LLVMFuzzerRunDriver(&argc, &argv, LLVMFuzzerTestOneInput)`.
 // SwiftPM links executable targets with `--defsym main=<target>_main` (so tests can link them), which

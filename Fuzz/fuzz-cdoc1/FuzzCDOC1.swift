@@ -28,10 +28,7 @@ enum FuzzCDOC1 {
     }
 
     static func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-        if !condition() {
-            printError("fuzz-cdoc1: check failed: \(message())\n")
-            abort()
-        }
+        fuzzCheck("fuzz-cdoc1", condition(), message())
     }
 }
 

@@ -34,10 +34,7 @@ enum FuzzManifest {
     }
 
     static func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-        if !condition() {
-            printError("fuzz-manifest: check failed: \(message())\n")
-            abort()
-        }
+        fuzzCheck("fuzz-manifest", condition(), message())
     }
 }
 

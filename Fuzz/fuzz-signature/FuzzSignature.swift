@@ -39,10 +39,7 @@ enum FuzzSignature {
     }
 
     static func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-        if !condition() {
-            printError("fuzz-signature: check failed: \(message())\n")
-            abort()
-        }
+        fuzzCheck("fuzz-signature", condition(), message())
     }
 }
 

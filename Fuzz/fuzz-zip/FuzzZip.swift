@@ -150,10 +150,7 @@ enum FuzzZip {
     }
 
     static func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-        if !condition() {
-            printError("fuzz-zip: check failed: \(message())\n")
-            abort()
-        }
+        fuzzCheck("fuzz-zip", condition(), message())
     }
 
     static func writeInput(_ input: UnsafeRawBufferPointer) {

@@ -10,13 +10,7 @@ final class CDOC1DDOCTests: CDOCTestCase {
     private func files(_ ddoc: [UInt8], pieces sizes: [Int]) throws -> [(name: String, bytes: [UInt8])] {
         let sink = MemorySink()
         let parser = CDOC1DDOC(into: sink)
-        var offset = 0, turn = 0
-        while offset < ddoc.count {
-            let count = min(sizes[turn % sizes.count], ddoc.count - offset)
-            try ddoc.withUnsafeBytes { try parser.feed(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
-            offset += count
-            turn += 1
-        }
+        try feedInPieces(ddoc, sizes, parser.feed)
         try parser.finish()
         return sink.files
     }

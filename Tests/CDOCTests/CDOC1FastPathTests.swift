@@ -13,15 +13,7 @@ final class CDOC1FastPathTests: CDOCTestCase {
 
     /// A CDOC 1.1 of `plain` (64-character base64 lines, as asicfs and libcdoc write them).
     private func document(_ plain: [UInt8]) throws -> [UInt8] {
-        let iv = randomBytes(12)
-        let sealed = try AESGCM.seal(key: transportKey, iv: iv, plain)
-        var xml = CDOC1XML(documentFormat: "ENCDOC-XML|1.1")
-        xml.open(mimeType: "application/octet-stream", method: CDOC1Names.aes256GCM)
-        let recipient = try certificate(try key(.p256, "ec"))
-        xml.encryptedKey(for: recipient, try CDOC1KeyTransport.wrap(transportKey, for: recipient, documentFormat: "ENCDOC-XML|1.1"))
-        xml.payload(iv + sealed.ciphertext + sealed.tag)
-        xml.close(properties: [("DocumentFormat", "ENCDOC-XML|1.1"), ("Filename", "x.bin")])
-        return xml.bytes
+        try cdoc11Document(plain, transportKey: transportKey, fileName: "x.bin")
     }
 
     /// Where the payload's text starts and ends in `bytes` (the last CipherValue).
@@ -33,13 +25,7 @@ final class CDOC1FastPathTests: CDOCTestCase {
     }
 
     private func feed(_ bytes: [UInt8], _ sizes: [Int], to parser: SafeXMLStreamParser) throws {
-        var offset = 0, turn = 0
-        while offset < bytes.count {
-            let count = min(sizes[turn % sizes.count], bytes.count - offset)
-            try bytes.withUnsafeBytes { try parser.feed(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
-            offset += count
-            turn += 1
-        }
+        try feedInPieces(bytes, sizes, parser.feed)
     }
 
     /// The plaintext of `bytes` read in pieces of `sizes` (repeated), or the error.

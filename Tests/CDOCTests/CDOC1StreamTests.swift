@@ -12,16 +12,9 @@ final class CDOC1StreamTests: CDOCTestCase {
 
     /// A CDOC 1.1 whose payload seals `plain` with `transportKey` (LF or CRLF line ends).
     private func document(_ plain: [UInt8], transportKey: SecretBytes, crlf: Bool) throws -> [UInt8] {
-        let iv = randomBytes(12)
-        let sealed = try AESGCM.seal(key: transportKey, iv: iv, plain)
-        var xml = CDOC1XML(documentFormat: "ENCDOC-XML|1.1")
-        xml.open(mimeType: "application/octet-stream", method: CDOC1Names.aes256GCM)
-        let recipient = try certificate(try key(.p256, "ec"))
-        xml.encryptedKey(for: recipient, try CDOC1KeyTransport.wrap(transportKey, for: recipient, documentFormat: "ENCDOC-XML|1.1"))
-        xml.payload(iv + sealed.ciphertext + sealed.tag)
-        xml.close(properties: [("DocumentFormat", "ENCDOC-XML|1.1"), ("Filename", fileName)])
-        guard crlf else { return xml.bytes }
-        return Array(String(decoding: xml.bytes, as: UTF8.self).replacingOccurrences(of: "\n", with: "\r\n").utf8)
+        let bytes = try cdoc11Document(plain, transportKey: transportKey, fileName: fileName)
+        guard crlf else { return bytes }
+        return Array(String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\n", with: "\r\n").utf8)
     }
 
     /// Reads `bytes` fed in pieces of `sizes` (repeated), decrypting the payload as it streams.
@@ -29,13 +22,7 @@ final class CDOC1StreamTests: CDOCTestCase {
         var plain: [UInt8] = []
         let decryptor = CDOC1PayloadDecryptor(gcm: true, key: key) { plain += $0 }
         let (xml, length) = try CDOC1Stream.read(payload: decryptor.take) { parser in
-            var offset = 0, turn = 0
-            while offset < bytes.count {
-                let count = min(sizes[turn % sizes.count], bytes.count - offset)
-                try bytes.withUnsafeBytes { try parser.feed(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
-                offset += count
-                turn += 1
-            }
+            try feedInPieces(bytes, sizes, parser.feed)
         }
         try decryptor.finish()
         XCTAssertEqual(length, Int64(12 + plain.count + 16), "the decoded payload: IV, ciphertext, tag")

@@ -107,4 +107,29 @@ class CDOCTestCase: XCTestCase {
     func read(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
 
     func randomBytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255) } }
+
+    /// A CDOC 1.1 (AES-256-GCM, one EC recipient) whose payload seals `plain` with `transportKey`,
+    /// in 64-character base64 lines as asicfs and libcdoc write them.
+    func cdoc11Document(_ plain: [UInt8], transportKey: SecretBytes, fileName: String) throws -> [UInt8] {
+        let iv = randomBytes(12)
+        let sealed = try AESGCM.seal(key: transportKey, iv: iv, plain)
+        var xml = CDOC1XML(documentFormat: "ENCDOC-XML|1.1")
+        xml.open(mimeType: "application/octet-stream", method: CDOC1Names.aes256GCM)
+        let recipient = try certificate(try key(.p256, "ec"))
+        xml.encryptedKey(for: recipient, try CDOC1KeyTransport.wrap(transportKey, for: recipient, documentFormat: "ENCDOC-XML|1.1"))
+        xml.payload(iv + sealed.ciphertext + sealed.tag)
+        xml.close(properties: [("DocumentFormat", "ENCDOC-XML|1.1"), ("Filename", fileName)])
+        return xml.bytes
+    }
+
+    /// Hands `bytes` to `feed` in pieces of `sizes` (repeated until the end).
+    func feedInPieces(_ bytes: [UInt8], _ sizes: [Int], _ feed: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        var offset = 0, turn = 0
+        while offset < bytes.count {
+            let count = min(sizes[turn % sizes.count], bytes.count - offset)
+            try bytes.withUnsafeBytes { try feed(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
+            offset += count
+            turn += 1
+        }
+    }
 }
