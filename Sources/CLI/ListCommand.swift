@@ -18,7 +18,7 @@ let listCommand = Command(
         if let encrypted = try EncryptedListing.openIfEncrypted(arguments.positionals[0]) {
             if arguments.has("--json") {
                 let size = (try? FileManager.default.attributesOfItem(atPath: arguments.positionals[0])[.size] as? Int) ?? 0
-                CommandJSON.success("ls", container: arguments.positionals[0], EncryptedListing.jsonFields(encrypted, size: size ?? 0))
+                CommandJSON.success("ls", container: arguments.positionals[0], EncryptedListing.jsonFields(encrypted, size: size))
             } else {
                 Terminal.out(EncryptedListing.table(encrypted, path: arguments.positionals[0]))
             }

@@ -171,7 +171,7 @@ final class BrowseChildren: @unchecked Sendable {
                     return pin(child)
                 }
             }
-            try openLock.withLock {
+            openLock.withLock {
                 let idle = lock.withLock { () -> Bool in
                     guard table[relative] === child, child.isIdle else { return false }
                     table[relative] = nil

@@ -342,7 +342,7 @@ public final class BrowseFileSystem: MountSource, @unchecked Sendable {
                 child.owner = (status.st_uid, status.st_gid)
                 return folderAttributes(child.relative, status, child: child)
             case .child(let child, let inner):
-                return try child.attributes(inner, try child.router.attributes(inner))
+                return child.attributes(inner, try child.router.attributes(inner))
             case .newContainer(let relative, "/"):
                 return newContainerAttributes(lock.withLock { newContainers[relative] } ?? NewContainer())
             case .newContainer:

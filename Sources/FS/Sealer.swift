@@ -23,6 +23,8 @@ final class Sealer: @unchecked Sendable {
     private let lock = NSLock()
     private var recipients: [RecipientSpec] = []
     private var sealedSummary: String?
+    /// What `recipients` listed when the container was sealed (the secrets themselves are wiped).
+    private var sealedRecipients: [String] = []
 
     init(containerPath: String, shownAs shownPath: String? = nil, owner: (user: uid_t, group: gid_t)? = nil,
          format: EncryptedFormat, spool: SealSpool, configuration: Configuration, errors: LastError) {
@@ -55,17 +57,20 @@ final class Sealer: @unchecked Sendable {
 
     /// The format, then one recipient a line (its kind and who it is, escaped).
     var recipientsText: String {
-        let lines = lock.withLock {
-            recipients.map { recipient -> String in
-                switch recipient {
-                case .certificate(let certificate): "certificate: \(PrintableText.escaped(certificate.subjectLine))"
-                case .publicKey(_, let label): "public-key: \(PrintableText.escaped(label))"
-                case .symmetricKey(_, let label): "symmetric-key: \(PrintableText.escaped(label))"
-                case .password(_, let label): "password: \(PrintableText.escaped(label))"
-                }
+        let lines = lock.withLock { sealedSummary != nil ? sealedRecipients : recipientLines }
+        return (["format: \(format.rawValue)"] + lines).joined(separator: "\n") + "\n"
+    }
+
+    /// One line a recipient (the caller holds `lock`).
+    private var recipientLines: [String] {
+        recipients.map { recipient -> String in
+            switch recipient {
+            case .certificate(let certificate): "certificate: \(PrintableText.escaped(certificate.subjectLine))"
+            case .publicKey(_, let label): "public-key: \(PrintableText.escaped(label))"
+            case .symmetricKey(_, let label): "symmetric-key: \(PrintableText.escaped(label))"
+            case .password(_, let label): "password: \(PrintableText.escaped(label))"
             }
         }
-        return (["format: \(format.rawValue)"] + lines).joined(separator: "\n") + "\n"
     }
 
     /// One write to `.asicfs/recipients`: certificates (PEM, one or several), or a line
@@ -125,6 +130,7 @@ final class Sealer: @unchecked Sendable {
             } catch { throw errors.failure(EIO, "seal: \(error)") }
             sealedSummary = "\(PrintableText.escaped(shownPath)) (\(format.rawValue), \(files.count) file\(files.count == 1 ? "" : "s"), "
                 + "\(recipients.count) recipient\(recipients.count == 1 ? "" : "s"))"
+            sealedRecipients = recipientLines
             wipeRecipients()
         }
     }

@@ -93,7 +93,7 @@ final class SealingControlFolder: MountPart, @unchecked Sendable {
         let wantsWrite = flags & O_ACCMODE != O_RDONLY || flags & O_TRUNC != 0
         switch node {
         case .root, .statusFolder: throw FileSystemError(EISDIR)
-        case .recipients, .seal where wantsWrite:
+        case .recipients where wantsWrite, .seal where wantsWrite:
             if sealer.isSealed { throw FileSystemError(EROFS) }
         case _ where wantsWrite: throw FileSystemError(EACCES)
         default: break

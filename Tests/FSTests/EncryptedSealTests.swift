@@ -99,6 +99,9 @@ final class EncryptedSealTests: XCTestCase {
         XCTAssertEqual(try names(fixture.mountpoint), [".asicfs", "a.txt", "big.bin", "copied.pem"])
         XCTAssertEqual(try readFile(fixture.path("big.bin")), big)
         XCTAssertEqual(writeOnce(fixture.path(".asicfs/seal"), Array("seal\n".utf8)), EROFS)
+        // The recipients it was sealed for can still be read (only changing them is refused).
+        XCTAssertEqual(try text(fixture.path(".asicfs/recipients")), "format: CDOC 1.1\ncertificate: CN=alice\ncertificate: CN=bob\n")
+        XCTAssertEqual(writeOnce(fixture.path(".asicfs/recipients"), try readFile(alice.certificate)), EROFS)
 
         let expected = ["a.txt": Array("first letter\n".utf8), "big.bin": big, "copied.pem": try readFile(alice.certificate)]
         for key in [alice.key, bob.key] {
