@@ -114,7 +114,7 @@ Plaintext: $SIZE_MIB MiB of random bytes (one file), encrypted by \`asicfs encry
 certificate: CDOC2 ${size[cdoc2]} bytes, CDOC 1.1 ${size[cdoc]} bytes. Decryption: \`asicfs decrypt
 --method key --stdout NAME\` (release build), output discarded. Median of $RUNS runs; page cache warm.
 Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')),
-shared with other engineers' builds and tests while this ran, so the figures are indicative only.
+load average when done: $(cut -d' ' -f1-3 /proc/loadavg) (a shared machine makes the figures indicative only).
 
 | what | seconds | MiB/s | peak RSS |
 |---|---|---|---|
