@@ -33,7 +33,7 @@ public struct CDOC1Writer: EncryptedContainerWriter {
         if files.contains(where: { $0.size > 1 << 30 }) { throw CDOCError(.limit, "CDOC 1.x holds at most 1 GiB of files (use CDOC2)") }
 
         let transportKey = try fixedKeyAndIV?.key ?? SecureRandom.secret(format == .cdoc10 ? 16 : 32)
-        defer { if fixedKeyAndIV == nil { transportKey.wipe() } }
+        defer { transportKey.wipe() }
         let iv = try fixedKeyAndIV?.iv ?? SecureRandom.bytes(format == .cdoc10 ? AES.blockSize : AESGCM.ivLength)
         // Every key is wrapped before anything is written.
         var xml = CDOC1XML(documentFormat: documentFormat)

@@ -148,4 +148,15 @@ final class CDOC1StreamingWriterTests: CDOCTestCase {
                                                                            .certificate(try certificate(try key(.p256, "ec")))], to: fd))
         XCTAssertEqual(try read(path("refused.cdoc")), [])
     }
+
+    /// Other readers hold a CDOC 1.x whole: a file over 1 GiB is refused up front, as before, with nothing written.
+    func testAFileOverOneGibibyteIsRefusedBeforeAnythingIsWritten() throws {
+        let fd = open(path("huge.cdoc"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        defer { close(fd) }
+        XCTAssertThrowsError(try CDOC1Writer(format: .cdoc11).write(files: [TricklingSource("huge.bin", [1], declaredSize: (1 << 30) + 1)],
+                                                                     for: [.certificate(try certificate(try key(.p256, "ec")))], to: fd)) {
+            XCTAssertEqual(($0 as? CDOCError)?.code, .limit, "\($0)")
+        }
+        XCTAssertEqual(try read(path("huge.cdoc")), [])
+    }
 }
