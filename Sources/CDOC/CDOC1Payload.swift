@@ -103,8 +103,9 @@ enum CDOC1Padding {
         data.removeSubrange(start...)
     }
 
-    static func addX923(_ data: inout [UInt8]) {
-        let count = 16 - data.count % 16
-        data += [UInt8](repeating: 0, count: count - 1) + [UInt8(count)]
+    /// The X9.23 padding after `length` bytes of plaintext: zeros and their count, 1…16 bytes.
+    static func x923(after length: Int64) -> [UInt8] {
+        let count = 16 - Int(length % 16)
+        return [UInt8](repeating: 0, count: count - 1) + [UInt8(count)]
     }
 }

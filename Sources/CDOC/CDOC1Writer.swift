@@ -1,13 +1,16 @@
 import Crypto
-import Foundation
-import Glibc
 import SafeXML
 
 /// Writes CDOC 1.1 as DigiDoc4 (libcdoc) does: AES-256-GCM, one `EncryptedKey` per recipient
 /// certificate (RSA PKCS#1 v1.5, EC ECDH-ES + ConcatKDF + kw-aes256), the file itself for one
 /// file and a DDOC 1.3 for several; or CDOC 1.0 (AES-128-CBC, RSA only) as libdigidoc wrote it.
+/// Streams with bounded memory: the XML head, then the payload encrypted and base64-encoded as
+/// the files are read, then the tail. On a failure part of a file may have been written; the
+/// caller removes it (it writes to an unnamed or temporary file).
 public struct CDOC1Writer: EncryptedContainerWriter {
     public let format: EncryptedFormat
+    /// Tests only: the transport key and IV instead of fresh random ones, for byte-exact output.
+    var fixedKeyAndIV: (key: SecretBytes, iv: [UInt8])?
 
     public init(format: EncryptedFormat) { self.format = format == .cdoc10 ? .cdoc10 : .cdoc11 }
 
@@ -26,76 +29,46 @@ public struct CDOC1Writer: EncryptedContainerWriter {
             return certificate
         }
         try SafeFileName.checkAll(files.map(\.name))
-        var contents = try files.map { try Self.readAll($0) }
-        defer { for index in contents.indices { SecretBytes.zero(&contents[index]) } }
-        var payload = files.count == 1 ? contents[0] : DDOCBuilder.document(names: files.map(\.name), contents: contents)
-        defer { SecretBytes.zero(&payload) }
+        // Other readers hold a CDOC 1.x whole in memory.
+        if files.contains(where: { $0.size > 1 << 30 }) { throw CDOCError(.limit, "CDOC 1.x holds at most 1 GiB of files (use CDOC2)") }
 
-        let transportKey = try SecureRandom.secret(format == .cdoc10 ? 16 : 32)
+        let transportKey = try fixedKeyAndIV?.key ?? SecureRandom.secret(format == .cdoc10 ? 16 : 32)
         defer { transportKey.wipe() }
-        let encrypted: [UInt8]
-        if format == .cdoc10 {
-            CDOC1Padding.addX923(&payload)
-            let iv = try SecureRandom.bytes(AES.blockSize)
-            encrypted = iv + (try AESCBCPadded.encrypt(key: transportKey, iv: iv, payload))
-        } else {
-            let iv = try SecureRandom.bytes(AESGCM.ivLength)
-            let sealed = try AESGCM.seal(key: transportKey, iv: iv, payload)
-            encrypted = iv + sealed.ciphertext + sealed.tag
-        }
+        let iv = try fixedKeyAndIV?.iv ?? SecureRandom.bytes(format == .cdoc10 ? AES.blockSize : AESGCM.ivLength)
+        // Every key is wrapped before anything is written.
         var xml = CDOC1XML(documentFormat: documentFormat)
         xml.open(mimeType: files.count == 1 ? "application/octet-stream" : "http://www.sk.ee/DigiDoc/v1.3.0/digidoc.xsd",
                  method: format == .cdoc10 ? CDOC1Names.aes128CBC : CDOC1Names.aes256GCM)
         for certificate in certificates {
             xml.encryptedKey(for: certificate, try CDOC1KeyTransport.wrap(transportKey, for: certificate, documentFormat: documentFormat))
         }
-        xml.payload(encrypted)
+        xml.openPayload()
+        let output = DescriptorOutput(descriptor)
+        try output.write(xml.take())
+
+        let text = CDOC1Base64Lines(output: output.write)
+        try text.add(iv)
+        let cipher = try AESStreamEncryption(format == .cdoc10 ? .cbcPadded : .gcm, key: transportKey, iv: iv)
+        var plainCount: Int64 = 0
+        let encrypt: (UnsafeRawBufferPointer) throws -> Void = { plain in
+            plainCount += Int64(plain.count)
+            try cipher.update(plain, output: text.add)
+        }
+        try CDOC1PlainPayload.produce(files, into: encrypt)
+        if format == .cdoc10 {
+            // libdigidoc's X9.23 padding, then the cipher's own PKCS#7 block.
+            try CDOC1Padding.x923(after: plainCount).withUnsafeBytes(encrypt)
+        }
+        if let tag = try cipher.finish(output: text.add) { try text.add(tag) }
+        try text.finish()
+
+        xml.closePayload()
         var properties = [("LibraryVersion", "asicfs|1.0"), ("DocumentFormat", documentFormat),
                           ("Filename", files.count == 1 ? files[0].name : "tmp.ddoc")]
         for (index, file) in files.enumerated() {
-            properties.append(("orig_file", "\(file.name)|\(contents[index].count)|application/octet-stream|D\(index)"))
+            properties.append(("orig_file", "\(file.name)|\(file.size)|application/octet-stream|D\(index)"))
         }
         xml.close(properties: properties)
-        try Self.writeAll(xml.bytes, to: descriptor)
-    }
-
-    static func readAll(_ source: PlainFileSource) throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(max(0, min(source.size, 1 << 30))))
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        defer { SecretBytes.zero(&chunk) }
-        while true {
-            let count = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
-            if count == 0 { return bytes }
-            bytes += chunk[..<count]
-            if bytes.count > 1 << 30 { throw CDOCError(.limit, "CDOC 1.x holds at most 1 GiB of files (use CDOC2)") }
-        }
-    }
-
-    static func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw CDOCError(.io, "cannot write the encrypted file: \(String(cString: strerror(errno)))") }
-            offset += written
-        }
-    }
-}
-
-/// The DDOC 1.3 wrapper of several files, as libcdoc's DDocWriter writes it.
-enum DDOCBuilder {
-    static func document(names: [String], contents: [[UInt8]]) -> [UInt8] {
-        var text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<SignedDoc xmlns=\"\(CDOC1Names.ddocNamespace)\" format=\"DIGIDOC-XML\" version=\"1.3\">\n"
-        var bytes = Array(text.utf8)
-        for (index, name) in names.enumerated() {
-            text = "<DataFile ContentType=\"EMBEDDED_BASE64\" Filename=\"\(XMLText.escaped(name, inAttribute: true))\" Id=\"D\(index)\" "
-                + "MimeType=\"application/octet-stream\" Size=\"\(contents[index].count)\">"
-            bytes += Array(text.utf8)
-            bytes += Array(Data(contents[index]).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed]).utf8)
-            bytes += Array("</DataFile>\n".utf8)
-        }
-        bytes += Array("</SignedDoc>\n".utf8)
-        return bytes
+        try output.write(xml.take())
     }
 }

@@ -45,10 +45,22 @@ struct CDOC1XML {
         add("</denc:EncryptedKey>\n")
     }
 
+    /// Up to where the payload's base64 begins; the writer streams the payload after `take()`.
+    mutating func openPayload() { add("</ds:KeyInfo>\n<denc:CipherData><denc:CipherValue>") }
+
+    mutating func closePayload() { add("</denc:CipherValue></denc:CipherData>\n") }
+
+    /// A whole payload at once (documents made by hand in tests).
     mutating func payload(_ encrypted: [UInt8]) {
-        add("</ds:KeyInfo>\n<denc:CipherData><denc:CipherValue>")
-        bytes += Array(Data(encrypted).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed]).utf8)
-        add("</denc:CipherValue></denc:CipherData>\n")
+        openPayload()
+        bytes += CDOC1Base64Lines.encode(encrypted)
+        closePayload()
+    }
+
+    /// The text so far, handed on and forgotten.
+    mutating func take() -> [UInt8] {
+        defer { bytes = [] }
+        return bytes
     }
 
     mutating func close(properties: [(String, String)]) {
