@@ -70,4 +70,18 @@ final class AESStreamCipher {
         try scratch.withUnsafeBytes { try output(UnsafeRawBufferPointer(rebasing: $0[..<Int(written)])) }
         return true
     }
+
+    /// What `body` hands its `output` callback, gathered into one array (the whole-buffer calls
+    /// `AESGCM` and `AESCBCPadded`); wiped when `body` throws, as it may hold plaintext.
+    static func collect(capacity: Int, _ body: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(capacity)
+        do {
+            try body { out += $0 }
+        } catch {
+            SecretBytes.zero(&out)
+            throw error
+        }
+        return out
+    }
 }

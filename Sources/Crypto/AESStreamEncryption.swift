@@ -1,8 +1,8 @@
 import COpenSSL
 
 /// AES encryption of data that arrives in pieces: GCM (the tag comes out of `finish`) or CBC with
-/// PKCS#7 padding (added by `finish`). The counterpart of `AESStreamDecryption`; the bytes are
-/// those `AESGCM.seal` and `AESCBCPadded.encrypt` give for the whole input at once.
+/// PKCS#7 padding (added by `finish`). The counterpart of `AESStreamDecryption`; the whole-buffer
+/// `AESGCM.seal` and `AESCBCPadded.encrypt` are this with all the input in one piece.
 public final class AESStreamEncryption {
     public typealias Mode = AESStreamDecryption.Mode
 
