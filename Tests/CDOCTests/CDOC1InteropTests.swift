@@ -66,7 +66,10 @@ final class CDOC1InteropTests: CDOCTestCase {
             // This cdigidoc's -decrypt-sk fails to parse even its own -encrypt-sk output ("XML parsing
             // error"); -decrypt is its reader of CDOC 1.0 files without a DDOC inside.
             let opened = try Shell.run("/usr/bin/cdigidoc", ["-decrypt", file, "1234", path("rsa.p12"), "-out", path("ld.out")])
-            XCTAssertTrue(opened.stdout.contains("CDigiDoc|0|0"), opened.stdout + opened.stderr)
+            // "CDigiDoc|ERROR|N": ERROR is the decryption's outcome (119 when the key does not open
+            // it). N was seen 1 instead of 0 about once in 120 runs, and again 0 for the same file
+            // and key run again 40 times: cdigidoc's, not the file's. The bytes are checked below.
+            XCTAssertTrue(opened.stdout.contains("CDigiDoc|0|"), opened.stdout + opened.stderr)
             XCTAssertEqual(try read(path("ld.out")), bytes, "size \(size)")
         }
     }
